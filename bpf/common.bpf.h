@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Helpers shared by the BPF programs. */
+#ifndef NEUTRACER_COMMON_BPF_H
+#define NEUTRACER_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "neutracer_abi.h"
+
+/* Start time of the calling process (its group leader), as /proc/<pid>/stat reports it, in ns. */
+static __always_inline __u64 current_process_start_ns(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+#define DEFINE_STATS_MAP                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, NT_STAT_MAX);                                                  \
+		__type(key, __u32);                                                                \
+		__type(value, __u64);                                                              \
+	} stats SEC(".maps");                                                                      \
+                                                                                                   \
+	static __always_inline void count_stat(__u32 which)                                        \
+	{                                                                                          \
+		__u64 *value = bpf_map_lookup_elem(&stats, &which);                                \
+		if (value)                                                                         \
+			*value += 1;                                                               \
+	}
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rare driver calls (allocations, frees, copies, syncs, kernel naming): the
+ * entry probe saves the arguments per (thread, API), the return probe reads
+ * what the call wrote and its CUresult and sends one event to user space.
+ * Sync calls still in the inflight map are waits in progress.
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct nt_inflight_key);
+	__type(value, struct nt_inflight_call);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized from the config before load */
+} events SEC(".maps");
+
+DEFINE_STATS_MAP
+
+static __always_inline struct nt_inflight_key inflight_key(struct pt_regs *ctx)
+{
+	struct nt_inflight_key key = {
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.api = (__u32)bpf_get_attach_cookie(ctx),
+	};
+	return key;
+}
+
+SEC("uprobe")
+int call_enter(struct pt_regs *ctx)
+{
+	struct nt_inflight_key key = inflight_key(ctx);
+	struct nt_inflight_call call = {
+		.proc_start_ns = current_process_start_ns(),
+		.enter_ns = bpf_ktime_get_ns(),
+		.args = {PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
+			 PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx)},
+	};
+
+	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
+		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
+	return 0;
+}
+
+static __always_inline __u64 read_user_u64(__u64 address)
+{
+	__u64 value = 0;
+
+	if (address)
+		bpf_probe_read_user(&value, sizeof(value), (const void *)address);
+	return value;
+}
+
+static __always_inline __u32 read_user_u32(__u64 address)
+{
+	__u32 value = 0;
+
+	if (address)
+		bpf_probe_read_user(&value, sizeof(value), (const void *)address);
+	return value;
+}
+
+/* Fills out[] with what the call wrote through its pointer arguments. */
+static __always_inline void read_results(__u32 api, const __u64 *args, __u64 *out)
+{
+	__u64 desc = args[0];
+
+	switch (api) {
+	case NT_API_MEM_ALLOC_PITCH:
+		out[1] = read_user_u64(args[1]);
+		/* fallthrough */
+	case NT_API_MEM_ALLOC:
+	case NT_API_MEM_ALLOC_ASYNC:
+	case NT_API_MEM_ALLOC_FROM_POOL_ASYNC:
+	case NT_API_MEM_ALLOC_MANAGED:
+	case NT_API_MEM_HOST_ALLOC:
+	case NT_API_MEM_ALLOC_HOST:
+	case NT_API_MEM_CREATE:
+	case NT_API_KERNEL_GET_FUNCTION:
+		out[0] = read_user_u64(args[0]);
+		break;
+	case NT_API_MEMCPY_2D:
+	case NT_API_MEMCPY_2D_ASYNC:
+	case NT_API_MEMCPY_2D_UNALIGNED:
+		out[0] = read_user_u32(desc + NT_MEMCPY2D_SRC_MEMORY_TYPE) |
+			 (__u64)read_user_u32(desc + NT_MEMCPY2D_DST_MEMORY_TYPE) << 32;
+		out[1] = read_user_u64(desc + NT_MEMCPY2D_WIDTH_IN_BYTES) *
+			 read_user_u64(desc + NT_MEMCPY2D_HEIGHT);
+		break;
+	case NT_API_MEMCPY_3D:
+	case NT_API_MEMCPY_3D_ASYNC:
+		out[0] = read_user_u32(desc + NT_MEMCPY3D_SRC_MEMORY_TYPE) |
+			 (__u64)read_user_u32(desc + NT_MEMCPY3D_DST_MEMORY_TYPE) << 32;
+		out[1] = read_user_u64(desc + NT_MEMCPY3D_WIDTH_IN_BYTES) *
+			 read_user_u64(desc + NT_MEMCPY3D_HEIGHT) *
+			 read_user_u64(desc + NT_MEMCPY3D_DEPTH);
+		break;
+	default:
+		break;
+	}
+}
+
+SEC("uretprobe")
+int call_exit(struct pt_regs *ctx)
+{
+	struct nt_inflight_key key = inflight_key(ctx);
+	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
+	struct nt_call_event *event;
+
+	if (!call) {
+		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
+		return 0;
+	}
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		bpf_map_delete_elem(&inflight, &key);
+		return 0;
+	}
+	event->kind = NT_EVENT_CALL;
+	event->api = key.api;
+	event->tgid = key.pid_tgid >> 32;
+	event->tid = (__u32)key.pid_tgid;
+	event->proc_start_ns = call->proc_start_ns;
+	event->enter_ns = call->enter_ns;
+	event->exit_ns = bpf_ktime_get_ns();
+	event->result = (__u32)PT_REGS_RC(ctx);
+	event->pad = 0;
+	for (int i = 0; i < 5; i++)
+		event->args[i] = call->args[i];
+	event->out[0] = 0;
+	event->out[1] = 0;
+	if (event->result == 0)
+		read_results(key.api, call->args, event->out);
+	bpf_map_delete_elem(&inflight, &key);
+	bpf_ringbuf_submit(event, 0);
+	return 0;
+}
+
+/* cuModuleGetFunction / cuLibraryGetKernel(out handle, owner, const char *name). */
+SEC("uretprobe")
+int name_exit(struct pt_regs *ctx)
+{
+	struct nt_inflight_key key = inflight_key(ctx);
+	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
+	struct nt_name_event *event;
+	long copied;
+
+	if (!call) {
+		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
+		return 0;
+	}
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		bpf_map_delete_elem(&inflight, &key);
+		return 0;
+	}
+	event->kind = NT_EVENT_NAME;
+	event->api = key.api;
+	event->tgid = key.pid_tgid >> 32;
+	event->tid = (__u32)key.pid_tgid;
+	event->proc_start_ns = call->proc_start_ns;
+	event->result = (__u32)PT_REGS_RC(ctx);
+	event->handle = event->result == 0 ? read_user_u64(call->args[0]) : 0;
+	event->owner = call->args[1];
+	copied = bpf_probe_read_user_str(event->name, sizeof(event->name),
+					 (const void *)call->args[2]);
+	event->name_len = copied > 0 ? (__u32)copied : 0;
+	if (copied <= 0)
+		event->name[0] = '\0';
+	bpf_map_delete_elem(&inflight, &key);
+	bpf_ringbuf_submit(event, 0);
+	return 0;
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel launches: one entry uprobe per launch, counted in the kernel per
+ * (process, function handle). No return probe and no ring-buffer traffic on
+ * this path: launches are the hottest calls of a CUDA program (DESIGN §2).
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized from the config before load */
+	__type(key, struct nt_launch_key);
+	__type(value, __u64);
+} launches SEC(".maps");
+
+DEFINE_STATS_MAP
+
+static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
+{
+	struct nt_launch_key key = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.api = (__u32)bpf_get_attach_cookie(ctx),
+		.proc_start_ns = current_process_start_ns(),
+		.handle = handle,
+	};
+	static const __u64 one = 1;
+	__u64 *count = bpf_map_lookup_elem(&launches, &key);
+
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&launches, &key, &one, BPF_NOEXIST) == 0)
+		return 0;
+	/* Another CPU inserted the key first, or the map is full. */
+	count = bpf_map_lookup_elem(&launches, &key);
+	if (count)
+		__sync_fetch_and_add(count, 1);
+	else
+		count_stat(NT_STAT_LAUNCH_MAP_FULL);
+	return 0;
+}
+
+/* cuLaunchKernel, cuLaunchCooperativeKernel, cuGraphLaunch (+ _ptsz): handle is argument 1. */
+SEC("uprobe")
+int BPF_KPROBE(launch_handle_arg1, __u64 handle)
+{
+	return count_launch(ctx, handle);
+}
+
+/* cuLaunchKernelEx(const CUlaunchConfig *, CUfunction, ...) (+ _ptsz): handle is argument 2. */
+SEC("uprobe")
+int BPF_KPROBE(launch_handle_arg2, void *config, __u64 handle)
+{
+	return count_launch(ctx, handle);
+}

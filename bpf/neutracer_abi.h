@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one contract between the BPF programs and the daemon: API identifiers,
+ * map keys and ring-buffer events. Fixed-width fields, explicit padding; the
+ * C++ side static_asserts sizes and offsets (daemon/event_decoder.h).
+ */
+#ifndef NEUTRACER_ABI_H
+#define NEUTRACER_ABI_H
+
+#ifdef __BPF__
+typedef __u8 nt_u8;
+typedef __u32 nt_u32;
+typedef __u64 nt_u64;
+#else
+#include <stdint.h>
+typedef uint8_t nt_u8;
+typedef uint32_t nt_u32;
+typedef uint64_t nt_u64;
+#endif
+
+/*
+ * Probed driver entry points. The value is the uprobe's BPF cookie, so one
+ * program serves every symbol of the same shape (`_v2`, `_ptsz`, `_ptds`
+ * twins share their base API's id).
+ */
+enum nt_api {
+	NT_API_NONE = 0,
+	/* launches: entry probe only, counted in the kernel */
+	NT_API_LAUNCH_KERNEL = 1,
+	NT_API_LAUNCH_KERNEL_EX,
+	NT_API_LAUNCH_COOPERATIVE_KERNEL,
+	NT_API_GRAPH_LAUNCH,
+	/* kernel naming */
+	NT_API_MODULE_GET_FUNCTION = 10,
+	NT_API_LIBRARY_GET_KERNEL,
+	NT_API_KERNEL_GET_FUNCTION,
+	/* allocations: arg1 = out pointer, arg2 = size (pitch: see below) */
+	NT_API_MEM_ALLOC = 20,
+	NT_API_MEM_ALLOC_PITCH,
+	NT_API_MEM_ALLOC_ASYNC,
+	NT_API_MEM_ALLOC_FROM_POOL_ASYNC,
+	NT_API_MEM_ALLOC_MANAGED,
+	NT_API_MEM_HOST_ALLOC,
+	NT_API_MEM_ALLOC_HOST,
+	NT_API_MEM_CREATE,
+	/* frees: arg1 = address or handle */
+	NT_API_MEM_FREE = 40,
+	NT_API_MEM_FREE_ASYNC,
+	NT_API_MEM_FREE_HOST,
+	NT_API_MEM_RELEASE,
+	/* copies: arg1 = dst, arg2 = src, arg3 = bytes unless noted */
+	NT_API_MEMCPY_HTOD = 50,
+	NT_API_MEMCPY_DTOH,
+	NT_API_MEMCPY_DTOD,
+	NT_API_MEMCPY_HTOD_ASYNC,
+	NT_API_MEMCPY_DTOH_ASYNC,
+	NT_API_MEMCPY_DTOD_ASYNC,
+	NT_API_MEMCPY,
+	NT_API_MEMCPY_ASYNC,
+	NT_API_MEMCPY_PEER,       /* bytes = arg5 */
+	NT_API_MEMCPY_PEER_ASYNC, /* bytes = arg5 */
+	NT_API_MEMCPY_2D,         /* arg1 = const CUDA_MEMCPY2D* */
+	NT_API_MEMCPY_2D_ASYNC,
+	NT_API_MEMCPY_2D_UNALIGNED,
+	NT_API_MEMCPY_3D, /* arg1 = const CUDA_MEMCPY3D* */
+	NT_API_MEMCPY_3D_ASYNC,
+	/* synchronisation */
+	NT_API_STREAM_SYNCHRONIZE = 70,
+	NT_API_CTX_SYNCHRONIZE,
+	NT_API_EVENT_SYNCHRONIZE,
+	NT_API_MAX = 80,
+};
+
+/* Layout of the driver's copy descriptors (cuda.h), read by the return probe. */
+#define NT_MEMCPY2D_SRC_MEMORY_TYPE 16
+#define NT_MEMCPY2D_DST_MEMORY_TYPE 72
+#define NT_MEMCPY2D_WIDTH_IN_BYTES 112
+#define NT_MEMCPY2D_HEIGHT 120
+#define NT_MEMCPY3D_SRC_MEMORY_TYPE 32
+#define NT_MEMCPY3D_DST_MEMORY_TYPE 120
+#define NT_MEMCPY3D_WIDTH_IN_BYTES 176
+#define NT_MEMCPY3D_HEIGHT 184
+#define NT_MEMCPY3D_DEPTH 192
+
+/* Longest kernel name copied out of a traced process (mangled, NUL included). */
+#define NT_NAME_MAX 4096
+
+/* In-kernel launch counter: key -> __u64 count. */
+struct nt_launch_key {
+	nt_u32 tgid;
+	nt_u32 api;
+	nt_u64 proc_start_ns; /* group leader's start_boottime: PID reuse never mixes processes */
+	nt_u64 handle;        /* CUfunction / CUkernel / CUgraphExec */
+};
+
+/* A call between its entry and return probe, keyed by thread and API. */
+struct nt_inflight_key {
+	nt_u64 pid_tgid;
+	nt_u32 api;
+	nt_u32 pad;
+};
+
+struct nt_inflight_call {
+	nt_u64 proc_start_ns;
+	nt_u64 enter_ns; /* CLOCK_MONOTONIC */
+	nt_u64 args[5];
+};
+
+enum nt_event_kind {
+	NT_EVENT_CALL = 1,
+	NT_EVENT_NAME = 2,
+};
+
+/* A completed call (allocation, free, copy, sync, kernel->function link). */
+struct nt_call_event {
+	nt_u32 kind; /* NT_EVENT_CALL */
+	nt_u32 api;
+	nt_u32 tgid;
+	nt_u32 tid;
+	nt_u64 proc_start_ns;
+	nt_u64 enter_ns;
+	nt_u64 exit_ns;
+	nt_u32 result; /* CUresult */
+	nt_u32 pad;
+	nt_u64 args[5];
+	/*
+	 * Values read at return: allocations out[0] = address/handle (pitch:
+	 * out[1] = pitch); cuKernelGetFunction out[0] = CUfunction; 2D/3D copies
+	 * out[0] = src memory type | dst memory type << 32, out[1] = bytes.
+	 */
+	nt_u64 out[2];
+};
+
+/* A kernel handle and its mangled name, from cuModuleGetFunction / cuLibraryGetKernel. */
+struct nt_name_event {
+	nt_u32 kind; /* NT_EVENT_NAME */
+	nt_u32 api;
+	nt_u32 tgid;
+	nt_u32 tid;
+	nt_u64 proc_start_ns;
+	nt_u32 result;
+	nt_u32 name_len; /* bytes copied including NUL; 0 when unreadable */
+	nt_u64 handle;   /* CUfunction or CUkernel */
+	nt_u64 owner;    /* CUmodule or CUlibrary */
+	char name[NT_NAME_MAX];
+};
+
+/* Per-CPU counters of things the BPF side had to drop. */
+enum nt_stat {
+	NT_STAT_RINGBUF_FULL = 0,      /* event lost: ring buffer full */
+	NT_STAT_LAUNCH_MAP_FULL,       /* launch not counted: map full */
+	NT_STAT_INFLIGHT_MAP_FULL,     /* call entry not recorded: map full */
+	NT_STAT_RETURN_WITHOUT_ENTRY,  /* return probe found no entry */
+	NT_STAT_MAX,
+};
+
+#endif /* NEUTRACER_ABI_H */

@@ -1,0 +1,52 @@
+#pragma once
+// Command-line options and how they combine with the config file into the effective Config.
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace neutracer {
+
+// What the command line asked for; unset options leave the file's (or default) value alone.
+struct CliOptions {
+  std::optional<std::string> config_path;
+  std::optional<std::string> listen;
+  std::optional<std::chrono::milliseconds> scan_interval;
+  std::optional<std::string> log_level;
+  std::optional<std::string> proc_root;
+  bool check_config = false;
+  bool version = false;
+  bool help = false;
+};
+
+// Exactly one of `options` and `error` is set.
+struct CliResult {
+  std::optional<CliOptions> options;
+  std::optional<std::string> error;
+};
+
+// Parses argv (argv[0] is the program name). Accepts "--flag value" and "--flag=value"; a
+// repeated flag keeps its last value. Unknown flags, missing or empty values, positional
+// arguments and malformed durations are errors. Values other than durations are checked later
+// by load_effective_config. Never throws.
+CliResult parse_cli(int argc, const char *const *argv);
+
+// The --help text: one line per flag with its default.
+std::string usage_text();
+
+// Reads a whole file. Returns nullopt with an empty `error` when the file does not exist, and
+// nullopt with a message when it exists but cannot be read. Must not throw.
+using FileReader =
+    std::function<std::optional<std::string>(const std::string &path, std::string &error)>;
+
+// Builds the effective config: the file (an explicit --config that is missing or unreadable is
+// an error; an absent kDefaultConfigPath means built-in defaults), then the flags on top, then
+// validate_config. Flag problems name the flag ("--listen: ..."). Never throws.
+ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read_file);
+
+// The real reader for load_effective_config (at most 1 MiB; a config file is never larger).
+std::optional<std::string> read_text_file(const std::string &path, std::string &error);
+
+} // namespace neutracer

@@ -1,0 +1,493 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <set>
+#include <string_view>
+
+namespace neutracer {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kMinScanInterval{100};
+constexpr milliseconds kMaxScanInterval{3600 * 1000};
+constexpr milliseconds kMinThroughputWindow{1000};
+constexpr milliseconds kMaxThroughputWindow{3600 * 1000};
+constexpr std::uint32_t kMinMaxKernels = 1;
+constexpr std::uint32_t kMaxMaxKernels = 10000;
+constexpr std::uint32_t kMinLaunchMapEntries = 1024;
+constexpr std::uint32_t kMaxLaunchMapEntries = 4194304;
+constexpr std::uint32_t kMinRingBufferBytes = 4096;
+constexpr std::uint32_t kMaxRingBufferBytes = 1073741824;
+
+constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                        "error", "critical", "off"};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool all_digits(std::string_view text) {
+  if (text.empty())
+    return false;
+  for (char c : text)
+    if (!is_digit(c))
+      return false;
+  return true;
+}
+
+// A dotted quad with decimal octets. Leading zeros are refused because some parsers
+// (inet_aton) read them as octal, so "010.0.0.1" would not mean what it appears to.
+bool is_ipv4_literal(std::string_view host) {
+  int parts = 0;
+  while (true) {
+    std::size_t dot = host.find('.');
+    std::string_view part = host.substr(0, dot);
+    if (!all_digits(part) || part.size() > 3 || (part.size() > 1 && part[0] == '0'))
+      return false;
+    int value = 0;
+    for (char c : part)
+      value = value * 10 + (c - '0');
+    if (value > 255)
+      return false;
+    ++parts;
+    if (dot == std::string_view::npos)
+      break;
+    host.remove_prefix(dot + 1);
+  }
+  return parts == 4;
+}
+
+std::optional<std::string> check_range(std::uint64_t value, std::uint64_t min, std::uint64_t max) {
+  if (value < min || value > max)
+    return "must be between " + std::to_string(min) + " and " + std::to_string(max);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_max_kernels(std::uint64_t value) {
+  return check_range(value, kMinMaxKernels, kMaxMaxKernels);
+}
+
+std::optional<std::string> check_launch_map_entries(std::uint64_t value) {
+  return check_range(value, kMinLaunchMapEntries, kMaxLaunchMapEntries);
+}
+
+std::optional<std::string> check_ring_buffer_bytes(std::uint64_t value) {
+  // The BPF ring buffer map requires a power-of-two multiple of the page size.
+  if (value < kMinRingBufferBytes || value > kMaxRingBufferBytes || (value & (value - 1)) != 0)
+    return "must be a power of two between " + std::to_string(kMinRingBufferBytes) + " and " +
+           std::to_string(kMaxRingBufferBytes);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_duration_range(milliseconds value, milliseconds min,
+                                                milliseconds max) {
+  if (value < min || value > max)
+    return "must be between " + format_duration(min) + " and " + format_duration(max);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_throughput_window(milliseconds value) {
+  return check_duration_range(value, kMinThroughputWindow, kMaxThroughputWindow);
+}
+
+std::string invalid_value(std::string_view key, std::string_view value, std::string_view problem) {
+  return std::string(key) + ": invalid value '" + std::string(value) + "': " + std::string(problem);
+}
+
+// ---- YAML reading -------------------------------------------------------------------------
+
+// "FILE:LINE: " with the 1-based line, or "FILE: " when yaml-cpp has no position.
+std::string location(const std::string &source, const YAML::Mark &mark) {
+  if (mark.is_null() || mark.line < 0)
+    return source + ": ";
+  return source + ":" + std::to_string(mark.line + 1) + ": ";
+}
+
+std::string describe_type(const YAML::Node &node) {
+  switch (node.Type()) {
+  case YAML::NodeType::Null:
+    return "no value";
+  case YAML::NodeType::Sequence:
+    return "a list";
+  case YAML::NodeType::Map:
+    return "a mapping";
+  case YAML::NodeType::Scalar:
+    return "'" + node.Scalar() + "'";
+  default:
+    return "an undefined node";
+  }
+}
+
+// Each reader returns a problem description (the caller adds file, line and key) or nullopt.
+using FieldReader = std::optional<std::string> (*)(const YAML::Node &value, Config &config);
+
+std::optional<std::string> read_string(const YAML::Node &node, std::string &out) {
+  if (!node.IsScalar())
+    return "expected a string, got " + describe_type(node);
+  out = node.Scalar();
+  return std::nullopt;
+}
+
+std::optional<std::string> read_duration(const YAML::Node &node, milliseconds &out) {
+  if (!node.IsScalar())
+    return "expected a duration such as 500ms, 2s, 1m or 1h, got " + describe_type(node);
+  std::optional<milliseconds> parsed = parse_duration(node.Scalar());
+  if (!parsed)
+    return "invalid duration '" + node.Scalar() +
+           "': expected a positive number with unit ms, s, m or h (e.g. 500ms, 2s, 1.5m)";
+  out = *parsed;
+  return std::nullopt;
+}
+
+// Reads a plain decimal integer. Quoted scalars are refused: the file is typed, and silently
+// accepting "50" would hide a quoting mistake elsewhere.
+std::optional<std::string> read_uint(const YAML::Node &node, std::uint64_t &out) {
+  if (!node.IsScalar())
+    return "expected a non-negative integer, got " + describe_type(node);
+  const std::string &text = node.Scalar();
+  if (node.Tag() == "!")
+    return "expected a non-negative integer, got the quoted string '" + text + "'";
+  if (!text.empty() && text[0] == '-' && all_digits(std::string_view(text).substr(1)))
+    return "must not be negative, got " + text;
+  if (!all_digits(text))
+    return "expected a non-negative decimal integer, got '" + text + "'";
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (value > (std::numeric_limits<std::uint64_t>::max() - 9) / 10)
+      return "value " + text + " is too large";
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  out = value;
+  return std::nullopt;
+}
+
+// Reads an unsigned field and applies its range check before narrowing to 32 bits.
+std::optional<std::string> read_u32_field(const YAML::Node &node, std::uint32_t &out,
+                                          std::optional<std::string> (*check)(std::uint64_t)) {
+  std::uint64_t value = 0;
+  if (auto problem = read_uint(node, value))
+    return problem;
+  if (auto problem = check(value))
+    return "invalid value " + node.Scalar() + ": " + *problem;
+  out = static_cast<std::uint32_t>(value);
+  return std::nullopt;
+}
+
+std::optional<std::string>
+read_checked_string(const YAML::Node &node, std::string &out,
+                    std::optional<std::string> (*check)(const std::string &)) {
+  std::string value;
+  if (auto problem = read_string(node, value))
+    return problem;
+  if (auto problem = check(value))
+    return "invalid value '" + value + "': " + *problem;
+  out = value;
+  return std::nullopt;
+}
+
+std::optional<std::string>
+read_checked_duration(const YAML::Node &node, milliseconds &out,
+                      std::optional<std::string> (*check)(milliseconds)) {
+  milliseconds value{};
+  if (auto problem = read_duration(node, value))
+    return problem;
+  if (auto problem = check(value))
+    return "invalid value '" + node.Scalar() + "': " + *problem;
+  out = value;
+  return std::nullopt;
+}
+
+struct Field {
+  const char *name;
+  FieldReader read;                  // for scalar keys
+  const std::vector<Field> *section; // for nested mappings (read is then nullptr)
+};
+
+const std::vector<Field> kCudaFields = {
+    {"max_kernels_per_process",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.cuda.max_kernels_per_process, check_max_kernels);
+     },
+     nullptr},
+    {"launch_map_entries",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.cuda.launch_map_entries, check_launch_map_entries);
+     },
+     nullptr},
+    {"ring_buffer_bytes",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.cuda.ring_buffer_bytes, check_ring_buffer_bytes);
+     },
+     nullptr},
+    {"throughput_window",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.cuda.throughput_window, check_throughput_window);
+     },
+     nullptr},
+};
+
+const std::vector<Field> kTopFields = {
+    {"listen",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.listen, check_listen_address);
+     },
+     nullptr},
+    {"scan_interval",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.scan_interval, check_scan_interval);
+     },
+     nullptr},
+    {"log_level",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.log_level, check_log_level);
+     },
+     nullptr},
+    {"proc_root",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.proc_root, check_proc_root);
+     },
+     nullptr},
+    {"cuda", nullptr, &kCudaFields},
+};
+
+std::string known_keys(const std::vector<Field> &fields, const std::string &prefix) {
+  std::string out;
+  for (const Field &field : fields) {
+    if (!out.empty())
+      out += ", ";
+    out += prefix + field.name;
+  }
+  return out;
+}
+
+// Applies one mapping's keys to `config`; returns the first problem as a full message.
+std::optional<std::string> apply_mapping(const YAML::Node &map, const std::vector<Field> &fields,
+                                         const std::string &prefix, const std::string &source,
+                                         Config &config) {
+  std::set<std::string> seen;
+  for (const auto &entry : map) {
+    const YAML::Node &key = entry.first;
+    const YAML::Node &value = entry.second;
+    // Value marks of empty values point past the key, so errors cite the key's line.
+    const std::string where = location(source, key.Mark());
+    if (!key.IsScalar())
+      return where + "keys must be plain strings, got " + describe_type(key) +
+             (prefix.empty() ? "" : " in '" + prefix.substr(0, prefix.size() - 1) + "'");
+    const std::string path = prefix + key.Scalar();
+    // yaml-cpp keeps duplicate keys; refusing them avoids a silent "last one wins".
+    if (!seen.insert(key.Scalar()).second)
+      return where + "duplicate key '" + path + "'";
+
+    const Field *field = nullptr;
+    for (const Field &candidate : fields)
+      if (key.Scalar() == candidate.name)
+        field = &candidate;
+    if (field == nullptr)
+      return where + "unknown key '" + path + "' (known keys: " + known_keys(fields, prefix) + ")";
+
+    if (field->section != nullptr) {
+      // An empty section ("cuda:" with every key commented out) means its defaults.
+      if (value.IsNull())
+        continue;
+      if (!value.IsMap())
+        return where + path + ": expected a mapping of keys to values, got " + describe_type(value);
+      if (auto problem = apply_mapping(value, *field->section, path + ".", source, config))
+        return problem;
+      continue;
+    }
+    if (value.IsNull())
+      return where + path + ": missing value";
+    if (auto problem = field->read(value, config))
+      return where + path + ": " + *problem;
+  }
+  return std::nullopt;
+}
+
+ConfigResult fail(std::string message) { return ConfigResult{std::nullopt, ConfigError{message}}; }
+
+} // namespace
+
+std::optional<milliseconds> parse_duration(const std::string &text) {
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  std::size_t whole_digits = 0;
+  for (; i < text.size() && is_digit(text[i]); ++i, ++whole_digits) {
+    if (whole > (std::numeric_limits<std::uint64_t>::max() - 9) / 10)
+      return std::nullopt;
+    whole = whole * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  }
+  if (whole_digits == 0)
+    return std::nullopt;
+
+  // Up to 9 fractional digits keeps fraction * unit well inside 64 bits.
+  std::uint64_t fraction = 0;
+  std::uint64_t fraction_scale = 1;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    std::size_t fraction_digits = 0;
+    for (; i < text.size() && is_digit(text[i]); ++i, ++fraction_digits) {
+      if (fraction_digits == 9)
+        return std::nullopt;
+      fraction = fraction * 10 + static_cast<std::uint64_t>(text[i] - '0');
+      fraction_scale *= 10;
+    }
+    if (fraction_digits == 0)
+      return std::nullopt;
+  }
+
+  const std::string_view unit = std::string_view(text).substr(i);
+  std::uint64_t unit_ms = 0;
+  if (unit == "ms")
+    unit_ms = 1;
+  else if (unit == "s")
+    unit_ms = 1000;
+  else if (unit == "m")
+    unit_ms = 60 * 1000;
+  else if (unit == "h")
+    unit_ms = 3600 * 1000;
+  else
+    return std::nullopt;
+
+  std::uint64_t total = 0;
+  if (__builtin_mul_overflow(whole, unit_ms, &total))
+    return std::nullopt;
+  // Sub-millisecond remainders ("1.5ms") cannot be represented; refuse rather than round.
+  const std::uint64_t fraction_ms = fraction * unit_ms;
+  if (fraction_ms % fraction_scale != 0)
+    return std::nullopt;
+  if (__builtin_add_overflow(total, fraction_ms / fraction_scale, &total))
+    return std::nullopt;
+  if (total == 0 ||
+      total > static_cast<std::uint64_t>(std::numeric_limits<milliseconds::rep>::max()))
+    return std::nullopt;
+  return milliseconds(static_cast<milliseconds::rep>(total));
+}
+
+std::string format_duration(milliseconds duration) {
+  const auto count = duration.count();
+  if (count > 0) {
+    if (count % (3600 * 1000) == 0)
+      return std::to_string(count / (3600 * 1000)) + "h";
+    if (count % (60 * 1000) == 0)
+      return std::to_string(count / (60 * 1000)) + "m";
+    if (count % 1000 == 0)
+      return std::to_string(count / 1000) + "s";
+  }
+  return std::to_string(count) + "ms";
+}
+
+std::optional<std::string> check_listen_address(const std::string &listen) {
+  static constexpr const char *kExample = "expected HOST:PORT, e.g. 127.0.0.1:10492";
+  if (listen.empty())
+    return std::string("empty address; ") + kExample;
+  // civetweb as packaged for Debian 12 is built without IPv6 support.
+  if (listen[0] == '[' || listen.find(':') != listen.rfind(':'))
+    return "IPv6 addresses are not supported; use an IPv4 address such as 127.0.0.1 or "
+           "0.0.0.0";
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos)
+    return std::string("missing port; ") + kExample;
+  const std::string host = listen.substr(0, colon);
+  const std::string port = listen.substr(colon + 1);
+  if (host.empty())
+    return "empty host; use 0.0.0.0 for all IPv4 interfaces or 127.0.0.1 for local access only";
+  if (host != "localhost" && !is_ipv4_literal(host))
+    return "host '" + host + "' must be an IPv4 address such as 127.0.0.1 or 'localhost'";
+  if (port.empty())
+    return std::string("missing port; ") + kExample;
+  if (!all_digits(port) || port.size() > 5)
+    return "port '" + port + "' must be a number between 1 and 65535";
+  const int port_number = std::stoi(port);
+  if (port_number < 1 || port_number > 65535)
+    return "port " + port + " is out of range; must be between 1 and 65535";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_scan_interval(milliseconds interval) {
+  return check_duration_range(interval, kMinScanInterval, kMaxScanInterval);
+}
+
+std::optional<std::string> check_log_level(const std::string &level) {
+  for (std::string_view known : kLogLevels)
+    if (level == known)
+      return std::nullopt;
+  std::string list;
+  for (std::string_view known : kLogLevels) {
+    if (!list.empty())
+      list += ", ";
+    list += known;
+  }
+  return "must be one of " + list;
+}
+
+std::optional<std::string> check_proc_root(const std::string &proc_root) {
+  if (proc_root.empty())
+    return "must not be empty";
+  if (proc_root[0] != '/')
+    return "must be an absolute path (starting with '/')";
+  return std::nullopt;
+}
+
+ConfigResult parse_config_yaml(const std::string &text, const std::string &source_name) {
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    Config config;
+    // No document at all: an empty or comment-only file means "all defaults".
+    if (documents.empty())
+      return ConfigResult{config, std::nullopt};
+    if (documents.size() > 1)
+      return fail(location(source_name, documents[1].Mark()) +
+                  "multiple YAML documents are not supported");
+    const YAML::Node &root = documents[0];
+    if (root.IsNull())
+      return ConfigResult{config, std::nullopt};
+    if (!root.IsMap())
+      return fail(location(source_name, root.Mark()) +
+                  "top level must be a mapping of keys to values, got " + describe_type(root));
+    if (auto problem = apply_mapping(root, kTopFields, "", source_name, config))
+      return fail(*problem);
+    return ConfigResult{config, std::nullopt};
+  } catch (const YAML::ParserException &e) {
+    return fail(location(source_name, e.mark) + "invalid YAML: " + e.msg);
+  } catch (const YAML::Exception &e) {
+    return fail(location(source_name, e.mark) + e.msg);
+  } catch (const std::exception &e) {
+    return fail(source_name + ": " + e.what());
+  }
+}
+
+std::optional<ConfigError> validate_config(const Config &config) {
+  try {
+    if (auto problem = check_listen_address(config.listen))
+      return ConfigError{invalid_value("listen", config.listen, *problem)};
+    if (auto problem = check_scan_interval(config.scan_interval))
+      return ConfigError{
+          invalid_value("scan_interval", format_duration(config.scan_interval), *problem)};
+    if (auto problem = check_log_level(config.log_level))
+      return ConfigError{invalid_value("log_level", config.log_level, *problem)};
+    if (auto problem = check_proc_root(config.proc_root))
+      return ConfigError{invalid_value("proc_root", config.proc_root, *problem)};
+    const Config::Cuda &cuda = config.cuda;
+    if (auto problem = check_max_kernels(cuda.max_kernels_per_process))
+      return ConfigError{invalid_value("cuda.max_kernels_per_process",
+                                       std::to_string(cuda.max_kernels_per_process), *problem)};
+    if (auto problem = check_launch_map_entries(cuda.launch_map_entries))
+      return ConfigError{invalid_value("cuda.launch_map_entries",
+                                       std::to_string(cuda.launch_map_entries), *problem)};
+    if (auto problem = check_ring_buffer_bytes(cuda.ring_buffer_bytes))
+      return ConfigError{invalid_value("cuda.ring_buffer_bytes",
+                                       std::to_string(cuda.ring_buffer_bytes), *problem)};
+    if (auto problem = check_throughput_window(cuda.throughput_window))
+      return ConfigError{invalid_value("cuda.throughput_window",
+                                       format_duration(cuda.throughput_window), *problem)};
+    return std::nullopt;
+  } catch (const std::exception &e) {
+    return ConfigError{std::string("configuration check failed: ") + e.what()};
+  }
+}
+
+} // namespace neutracer

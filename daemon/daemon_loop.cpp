@@ -1,0 +1,146 @@
+#include "daemon/daemon_loop.h"
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "exporters/kernels_json.h"
+#include "version.h"
+
+namespace neutracer {
+namespace {
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+} // namespace
+
+DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
+                       ServiceNotifier &notifier)
+    : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
+      notifier_(notifier),
+      state_(CudaState::Settings{config.cuda.max_kernels_per_process,
+                                 std::chrono::duration<double>(config.cuda.throughput_window).count(),
+                                 sysconf(_SC_CLK_TCK)}) {
+  health_.version = kVersion;
+}
+
+void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
+  std::set<LibraryId> in_use;
+  for (const auto &process : discovery.processes)
+    in_use.insert(process.libraries.begin(), process.libraries.end());
+  for (const auto &library : discovery.libraries) {
+    if (tracer_.is_attached(library.id))
+      continue;
+    const auto summary = tracer_.attach(library);
+    health_.attach_errors += summary.errors;
+    health_.missing_symbols += summary.missing_symbols;
+    if (summary.errors)
+      spdlog::warn("attached {} probes to {} with {} errors; first: {}", summary.probes,
+                   library.path, summary.errors, summary.first_error);
+    else
+      spdlog::info("attached {} probes to {} ({} symbols not in this driver)", summary.probes,
+                   library.path, summary.missing_symbols);
+  }
+  // Detach from files no process maps any more (a driver upgrade leaves the old inode behind).
+  for (const auto &id : tracer_.attached()) {
+    if (!in_use.contains(id)) {
+      spdlog::info("detaching from library dev={} inode={}: no process maps it", id.dev, id.inode);
+      tracer_.detach(id);
+    }
+  }
+}
+
+void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
+  tracer_.poll(timeout, [this](std::span<const std::byte> bytes) {
+    if (auto event = decode_event(bytes))
+      state_.apply(*event);
+    else
+      ++health_.malformed_events;
+  });
+}
+
+void DaemonLoop::forget(const std::vector<ProcessId> &removed,
+                        const std::vector<LaunchCount> &launches,
+                        const std::vector<InflightCall> &inflight) {
+  if (removed.empty())
+    return;
+  const std::set<ProcessId> gone(removed.begin(), removed.end());
+  std::vector<LaunchCount> stale_launches;
+  for (const auto &launch : launches)
+    if (gone.contains(state_.process_id(launch.tgid, launch.proc_start_ns)))
+      stale_launches.push_back(launch);
+  std::vector<InflightCall> stale_calls;
+  for (const auto &call : inflight)
+    if (gone.contains(state_.process_id(call.tgid, call.proc_start_ns)))
+      stale_calls.push_back(call);
+  tracer_.delete_launch_counts(stale_launches);
+  tracer_.delete_inflight_calls(stale_calls);
+}
+
+void DaemonLoop::scan_once() {
+  const auto started = std::chrono::steady_clock::now();
+  const auto discovery = discover_cuda_processes(procfs_);
+  attach_new_libraries(discovery);
+  // Names and allocations that arrived before now are applied before counts are joined.
+  drain_events(std::chrono::milliseconds(0));
+  const auto launches = tracer_.read_launch_counts();
+  state_.set_launch_counts(launches);
+  const auto inflight = tracer_.read_inflight_calls();
+  state_.set_inflight_calls(inflight, monotonic_ns());
+  const auto removed = state_.update_processes(discovery, [this](const ProcessId &id) {
+    return process_start_ticks(procfs_, id.pid) == id.start_ticks;
+  });
+  forget(removed, launches, inflight);
+  const auto now = std::chrono::steady_clock::now();
+  if (last_tick_ != std::chrono::steady_clock::time_point{})
+    state_.tick(std::chrono::duration<double>(now - last_tick_).count());
+  last_tick_ = now;
+
+  cuda_processes_ = discovery.processes.size();
+  const auto stats = tracer_.stats();
+  health_.attached_libraries = tracer_.attached().size();
+  health_.attached_probes = tracer_.probe_count();
+  health_.ring_buffer_drops = stats.ring_buffer_full;
+  health_.launch_map_full = stats.launch_map_full;
+  health_.inflight_map_full = stats.inflight_map_full;
+  health_.unreadable_processes = discovery.unreadable;
+  health_.scan_duration_seconds = std::chrono::duration<double>(now - started).count();
+  ++health_.scans;
+  publish();
+}
+
+void DaemonLoop::publish() {
+  auto snapshot = std::make_shared<PublishedSnapshot>();
+  snapshot->families = daemon_families(health_, cuda_processes_);
+  auto cuda = cuda_families(state_);
+  std::move(cuda.begin(), cuda.end(), std::back_inserter(snapshot->families));
+  snapshot->kernels_json = kernels_json(state_);
+  publisher_.publish(std::move(snapshot));
+}
+
+void DaemonLoop::run(const std::atomic<bool> &stop) {
+  auto next_scan = std::chrono::steady_clock::now();
+  while (!stop.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_scan) {
+      scan_once();
+      notifier_.watchdog_ping();
+      next_scan += config_.scan_interval;
+      if (next_scan < now) // fell behind: do not scan back to back
+        next_scan = now + config_.scan_interval;
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        next_scan - std::chrono::steady_clock::now());
+    // Short polls keep shutdown prompt; events are consumed as they come.
+    drain_events(std::clamp(wait, std::chrono::milliseconds(0), std::chrono::milliseconds(100)));
+  }
+}
+
+} // namespace neutracer

@@ -1,0 +1,44 @@
+#pragma once
+// The main loop: scan /proc, attach to new driver libraries, drain events, refresh counters,
+// publish a snapshot for scrapes. Runs on one thread; HTTP threads only read snapshots.
+#include <atomic>
+#include <chrono>
+
+#include "config/config.h"
+#include "daemon/cuda_state.h"
+#include "daemon/cuda_tracer.h"
+#include "daemon/procfs.h"
+#include "daemon/service_notifier.h"
+#include "exporters/cuda_metrics.h"
+#include "exporters/metrics_publisher.h"
+
+namespace neutracer {
+
+class DaemonLoop {
+public:
+  DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
+             ServiceNotifier &notifier);
+
+  // One scan and publish; run() repeats it every scan interval.
+  void scan_once();
+  void run(const std::atomic<bool> &stop);
+
+private:
+  void attach_new_libraries(const DiscoveryResult &discovery);
+  void forget(const std::vector<ProcessId> &removed, const std::vector<LaunchCount> &launches,
+              const std::vector<InflightCall> &inflight);
+  void drain_events(std::chrono::milliseconds timeout);
+  void publish();
+
+  Config config_;
+  ProcFs procfs_;
+  CudaTracer &tracer_;
+  MetricsPublisher &publisher_;
+  ServiceNotifier &notifier_;
+  CudaState state_;
+  DaemonHealth health_;
+  std::size_t cuda_processes_ = 0;
+  std::chrono::steady_clock::time_point last_tick_{};
+};
+
+} // namespace neutracer

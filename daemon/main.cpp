@@ -1,0 +1,128 @@
+// neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
+// exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT.
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
+
+#include "config/cli.h"
+#include "daemon/cuda_tracer.h"
+#include "daemon/daemon_loop.h"
+#include "daemon/service_notifier.h"
+#include "exporters/http_server.h"
+#include "exporters/metrics_publisher.h"
+#include "exporters/self_metrics.h"
+#include "version.h"
+
+namespace {
+
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitConfigError = 2;
+constexpr int kExitNoPrivilege = 3;
+constexpr int kExitUnsupportedKernel = 4;
+
+std::atomic<bool> g_stop{false};
+
+void request_stop(int) { g_stop.store(true); }
+
+const char *kIndexPage = R"(<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>neutracerd</title></head>
+<body><h1>neutracerd</h1>
+<p>CUDA tracing exporter for Prometheus.</p>
+<ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
+<li><a href="/healthz">/healthz</a></li></ul></body></html>
+)";
+
+neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
+                                  const neutracer::Config &config) {
+  using neutracer::HttpResponse;
+  const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
+  return {
+      {"/", [] { return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}}; }},
+      {"/metrics",
+       [&publisher, proc_root = config.proc_root] {
+         const auto snapshot = publisher.latest();
+         std::ostringstream body;
+         neutracer::render_text(snapshot->families, body);
+         neutracer::render_text(neutracer::self_process_families(proc_root), body);
+         return HttpResponse{200, neutracer::kTextContentType, body.str(), {}};
+       }},
+      {"/api/v1/kernels",
+       [&publisher] {
+         return HttpResponse{200, "application/json", publisher.latest()->kernels_json, {}};
+       }},
+      {"/healthz",
+       [&publisher, stale_after] {
+         const auto age = std::chrono::steady_clock::now() - publisher.latest()->published_at;
+         if (age > stale_after)
+           return HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n", {}};
+         return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};
+       }},
+  };
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace neutracer;
+  const auto cli = parse_cli(argc, argv);
+  if (cli.error) {
+    std::cerr << "neutracerd: " << *cli.error << "\n";
+    return kExitConfigError;
+  }
+  if (cli.options->help) {
+    std::cout << usage_text();
+    return 0;
+  }
+  if (cli.options->version) {
+    std::cout << "neutracerd " << kVersion << "\n";
+    return 0;
+  }
+  const auto loaded = load_effective_config(*cli.options, read_text_file);
+  if (loaded.error) {
+    std::cerr << "neutracerd: " << loaded.error->what << "\n";
+    return kExitConfigError;
+  }
+  const Config config = *loaded.config;
+  if (cli.options->check_config) {
+    std::cout << "neutracerd: configuration is valid\n";
+    return 0;
+  }
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("neutracerd"));
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  std::signal(SIGTERM, request_stop);
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  ServiceNotifier notifier;
+  MetricsPublisher publisher;
+  try {
+    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
+    DaemonLoop loop(config, tracer, publisher, notifier);
+    HttpServer server(config.listen, make_routes(publisher, config));
+    loop.scan_once();
+    spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,
+                 config.listen, config.proc_root, config.scan_interval.count());
+    notifier.ready("serving metrics on " + config.listen);
+    loop.run(g_stop);
+    notifier.stopping();
+    spdlog::info("stopping: detaching probes");
+  } catch (const TracerError &error) {
+    spdlog::error("{}", error.what());
+    return error.reason == TracerError::Reason::permission ? kExitNoPrivilege
+           : error.reason == TracerError::Reason::unsupported ? kExitUnsupportedKernel
+                                                                : kExitRuntimeError;
+  } catch (const HttpError &error) {
+    spdlog::error("{}", error.what());
+    return kExitConfigError;
+  } catch (const std::exception &error) {
+    spdlog::error("fatal: {}", error.what());
+    return kExitRuntimeError;
+  }
+  return 0;
+}

@@ -1,0 +1,205 @@
+#include "exporters/cuda_metrics.h"
+
+#include <functional>
+
+namespace neutracer {
+namespace {
+
+MetricFamily family(std::string name, std::string help, MetricType type) {
+  MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
+}
+
+Labels process_labels(const ProcessId &id, const ProcessState &state) {
+  Labels labels{{"pid", std::to_string(id.pid)}, {"comm", state.comm}};
+  if (!state.container.empty())
+    labels.emplace_back("container", state.container);
+  return labels;
+}
+
+Labels with(Labels labels, std::string name, std::string value) {
+  labels.emplace_back(std::move(name), std::move(value));
+  return labels;
+}
+
+constexpr std::array kMemoryKindsInOrder = {MemoryKind::device, MemoryKind::managed,
+                                            MemoryKind::host_pinned, MemoryKind::vmm};
+constexpr std::array kDirectionsInOrder = {CopyDirection::h2d, CopyDirection::d2h,
+                                           CopyDirection::d2d, CopyDirection::peer,
+                                           CopyDirection::default_};
+
+// One family with a sample per process and memory kind.
+MetricFamily per_memory_kind(const CudaState &state, std::string name, std::string help,
+                             MetricType type,
+                             const std::function<double(const MemoryCounters &)> &value) {
+  auto f = family(std::move(name), std::move(help), type);
+  for (const auto &[id, process] : state.processes())
+    for (const auto kind : kMemoryKindsInOrder)
+      f.samples.push_back({with(process_labels(id, process), "kind",
+                                std::string(memory_kind_name(kind))),
+                           value(process.memory[static_cast<std::size_t>(kind)])});
+  return f;
+}
+
+MetricFamily per_direction(const CudaState &state, std::string name, std::string help,
+                           MetricType type,
+                           const std::function<double(const ProcessState &, std::size_t)> &value) {
+  auto f = family(std::move(name), std::move(help), type);
+  for (const auto &[id, process] : state.processes())
+    for (const auto direction : kDirectionsInOrder)
+      f.samples.push_back({with(process_labels(id, process), "direction",
+                                std::string(copy_direction_name(direction))),
+                           value(process, static_cast<std::size_t>(direction))});
+  return f;
+}
+
+} // namespace
+
+std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_t cuda_processes) {
+  std::vector<MetricFamily> out;
+  auto build = family("neutracer_build_info", "Version of neutracerd; the value is always 1.",
+                      MetricType::gauge);
+  build.samples.push_back({{{"version", health.version}}, 1});
+  out.push_back(std::move(build));
+  const auto gauge = [&](std::string name, std::string help, double value) {
+    auto f = family(std::move(name), std::move(help), MetricType::gauge);
+    f.samples.push_back({{}, value});
+    out.push_back(std::move(f));
+  };
+  const auto counter = [&](std::string name, std::string help, double value) {
+    auto f = family(std::move(name), std::move(help), MetricType::counter);
+    f.samples.push_back({{}, value});
+    out.push_back(std::move(f));
+  };
+  gauge("neutracer_cuda_processes", "Processes that map the CUDA driver library.",
+        static_cast<double>(cuda_processes));
+  gauge("neutracer_attached_libraries", "Distinct CUDA driver library files with probes attached.",
+        static_cast<double>(health.attached_libraries));
+  gauge("neutracer_attached_probes", "Uprobes and uretprobes currently attached.",
+        static_cast<double>(health.attached_probes));
+  gauge("neutracer_probe_symbols_missing",
+        "Probed driver symbols absent from the attached libraries (older drivers).",
+        static_cast<double>(health.missing_symbols));
+  counter("neutracer_probe_attach_errors_total", "Probe attachments that failed.",
+          static_cast<double>(health.attach_errors));
+  auto dropped = family("neutracer_events_dropped_total",
+                        "Events lost: ring buffer full in the kernel, or rejected as malformed.",
+                        MetricType::counter);
+  dropped.samples.push_back({{{"source", "ring_buffer"}}, static_cast<double>(health.ring_buffer_drops)});
+  dropped.samples.push_back({{{"source", "malformed"}}, static_cast<double>(health.malformed_events)});
+  out.push_back(std::move(dropped));
+  auto map_errors = family("neutracer_bpf_map_update_errors_total",
+                           "BPF map insertions that failed because the map was full.",
+                           MetricType::counter);
+  map_errors.samples.push_back({{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
+  map_errors.samples.push_back({{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
+  out.push_back(std::move(map_errors));
+  gauge("neutracer_discovery_unreadable_processes",
+        "Processes whose memory maps could not be read in the last scan (exited or hidden).",
+        static_cast<double>(health.unreadable_processes));
+  gauge("neutracer_scan_duration_seconds", "Duration of the last /proc scan and map refresh.",
+        health.scan_duration_seconds);
+  counter("neutracer_scans_total", "/proc scans completed.", static_cast<double>(health.scans));
+  return out;
+}
+
+std::vector<MetricFamily> cuda_families(const CudaState &state) {
+  std::vector<MetricFamily> out;
+
+  auto launches = family("neutracer_cuda_kernel_launches_total",
+                         "CUDA kernel launches by kernel name (demangled, shortened).",
+                         MetricType::counter);
+  for (const auto &[id, process] : state.processes())
+    for (const auto &[label, series] : process.kernels)
+      launches.samples.push_back(
+          {with(process_labels(id, process), "kernel", label), static_cast<double>(series.launches)});
+  out.push_back(std::move(launches));
+
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_used_bytes",
+                                "CUDA memory allocated through the driver and not yet freed.",
+                                MetricType::gauge,
+                                [](const MemoryCounters &m) { return double(m.used_bytes); }));
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_peak_bytes",
+                                "Highest value of neutracer_cuda_memory_used_bytes seen.",
+                                MetricType::gauge,
+                                [](const MemoryCounters &m) { return double(m.peak_bytes); }));
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocations_total",
+                                "Successful CUDA allocations.", MetricType::counter,
+                                [](const MemoryCounters &m) { return double(m.allocations); }));
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_frees_total",
+                                "Frees of allocations neutracerd saw being made.",
+                                MetricType::counter,
+                                [](const MemoryCounters &m) { return double(m.frees); }));
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocated_bytes_total",
+                                "Bytes allocated by successful CUDA allocations.",
+                                MetricType::counter,
+                                [](const MemoryCounters &m) { return double(m.allocated_bytes); }));
+  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_freed_bytes_total",
+                                "Bytes released by frees of allocations neutracerd saw.",
+                                MetricType::counter,
+                                [](const MemoryCounters &m) { return double(m.freed_bytes); }));
+  auto unknown = family("neutracer_cuda_memory_unknown_frees_total",
+                        "Frees of memory allocated before neutracerd attached (size unknown).",
+                        MetricType::counter);
+  for (const auto &[id, process] : state.processes())
+    unknown.samples.push_back({process_labels(id, process), double(process.unknown_frees)});
+  out.push_back(std::move(unknown));
+
+  out.push_back(per_direction(state, "neutracer_cuda_memcpy_bytes_total",
+                              "Bytes copied by CUDA memcpy calls, by direction.",
+                              MetricType::counter, [](const ProcessState &p, std::size_t i) {
+                                return double(p.copy_bytes[i]);
+                              }));
+  out.push_back(per_direction(state, "neutracer_cuda_memcpy_calls_total",
+                              "Successful CUDA memcpy calls, by direction.", MetricType::counter,
+                              [](const ProcessState &p, std::size_t i) {
+                                return double(p.copies[i]);
+                              }));
+  out.push_back(per_direction(
+      state, "neutracer_cuda_memcpy_throughput_bytes_per_second",
+      "Copy throughput, exponentially smoothed over cuda.throughput_window.", MetricType::gauge,
+      [](const ProcessState &p, std::size_t i) { return p.copy_throughput[i]; }));
+
+  auto wait_total = family("neutracer_cuda_sync_wait_seconds_total",
+                           "Seconds spent in CUDA synchronisation calls that returned.",
+                           MetricType::counter);
+  auto wait_histogram = family("neutracer_cuda_sync_wait_duration_seconds",
+                               "Durations of CUDA synchronisation calls.", MetricType::histogram);
+  auto in_progress = family("neutracer_cuda_sync_in_progress_seconds",
+                            "Age of the longest synchronisation call still waiting (0 if none).",
+                            MetricType::gauge);
+  for (const auto &[id, process] : state.processes()) {
+    for (const auto &[api, sync] : process.syncs) {
+      const auto labels = with(process_labels(id, process), "api", std::string(api_name(api)));
+      wait_total.samples.push_back({labels, sync.wait_seconds});
+      HistogramSample h;
+      h.labels = labels;
+      h.upper_bounds.assign(kSyncWaitBuckets.begin(), kSyncWaitBuckets.end());
+      h.bucket_counts.assign(sync.buckets.begin(), sync.buckets.end());
+      h.sum = sync.wait_seconds;
+      h.count = sync.waits;
+      wait_histogram.histograms.push_back(std::move(h));
+      in_progress.samples.push_back({labels, sync.in_progress_seconds});
+    }
+  }
+  out.push_back(std::move(wait_total));
+  out.push_back(std::move(wait_histogram));
+  out.push_back(std::move(in_progress));
+
+  auto errors = family("neutracer_cuda_api_errors_total",
+                       "CUDA driver calls that returned an error, by API and CUresult.",
+                       MetricType::counter);
+  for (const auto &[id, process] : state.processes())
+    for (const auto &[key, count] : process.errors)
+      errors.samples.push_back({with(with(process_labels(id, process), "api",
+                                          std::string(api_name(key.first))),
+                                     "error", cu_result_name(key.second)),
+                                double(count)});
+  out.push_back(std::move(errors));
+  return out;
+}
+
+} // namespace neutracer

@@ -1,0 +1,36 @@
+#pragma once
+// Hands the latest snapshot from the main loop to HTTP threads. A scrape only copies a
+// shared pointer under the lock, so it never waits for event processing.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exporters/exposition.h"
+
+namespace neutracer {
+
+struct PublishedSnapshot {
+  std::vector<MetricFamily> families;
+  std::string kernels_json;
+  std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
+};
+
+class MetricsPublisher {
+public:
+  void publish(std::shared_ptr<const PublishedSnapshot> snapshot) {
+    std::lock_guard lock(mutex_);
+    latest_ = std::move(snapshot);
+  }
+  std::shared_ptr<const PublishedSnapshot> latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const PublishedSnapshot> latest_ = std::make_shared<PublishedSnapshot>();
+};
+
+} // namespace neutracer

@@ -1,0 +1,463 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace neutracer {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Substring assertion without gmock, so the file also builds against plain gtest.
+::testing::AssertionResult contains(const char *haystack_expr, const char *,
+                                    const std::string &haystack, const std::string &needle) {
+  if (haystack.find(needle) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << haystack_expr << " is \"" << haystack
+                                       << "\"\nwhich does not contain \"" << needle << "\"";
+}
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_PRED_FORMAT2(contains, haystack, needle)
+
+// Parses `yaml` expecting failure; returns the message (empty if parsing unexpectedly worked).
+std::string parse_error(const std::string &yaml) {
+  ConfigResult result = parse_config_yaml(yaml, "test.yaml");
+  EXPECT_FALSE(result.config.has_value()) << "unexpectedly parsed:\n" << yaml;
+  EXPECT_TRUE(result.error.has_value());
+  return result.error ? result.error->what : std::string();
+}
+
+Config parse_ok(const std::string &yaml) {
+  ConfigResult result = parse_config_yaml(yaml, "test.yaml");
+  EXPECT_FALSE(result.error.has_value()) << result.error->what;
+  return result.config.value_or(Config{});
+}
+
+std::string validate_error(const Config &config) {
+  std::optional<ConfigError> error = validate_config(config);
+  EXPECT_TRUE(error.has_value());
+  return error ? error->what : std::string();
+}
+
+// ---- parse_duration ------------------------------------------------------------------------
+
+TEST(ParseDuration, AcceptsEachUnit) {
+  EXPECT_EQ(parse_duration("500ms"), 500ms);
+  EXPECT_EQ(parse_duration("2s"), 2000ms);
+  EXPECT_EQ(parse_duration("1m"), 60000ms);
+  EXPECT_EQ(parse_duration("1h"), 3600000ms);
+}
+
+TEST(ParseDuration, AcceptsExactFractions) {
+  EXPECT_EQ(parse_duration("1.5s"), 1500ms);
+  EXPECT_EQ(parse_duration("0.5m"), 30000ms);
+  EXPECT_EQ(parse_duration("0.001s"), 1ms);
+  EXPECT_EQ(parse_duration("2.50s"), 2500ms);
+}
+
+TEST(ParseDuration, RejectsUnsupportedUnits) {
+  EXPECT_FALSE(parse_duration("100us"));
+  EXPECT_FALSE(parse_duration("100ns"));
+  EXPECT_FALSE(parse_duration("1d"));
+  EXPECT_FALSE(parse_duration("2S"));
+  EXPECT_FALSE(parse_duration("2sec"));
+}
+
+TEST(ParseDuration, RejectsMissingUnitOrNumber) {
+  EXPECT_FALSE(parse_duration(""));
+  EXPECT_FALSE(parse_duration("2"));
+  EXPECT_FALSE(parse_duration("s"));
+  EXPECT_FALSE(parse_duration(".5s"));
+  EXPECT_FALSE(parse_duration("1.s"));
+  EXPECT_FALSE(parse_duration("1e3ms"));
+}
+
+TEST(ParseDuration, RejectsSignsAndWhitespace) {
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("+1s"));
+  EXPECT_FALSE(parse_duration(" 2s"));
+  EXPECT_FALSE(parse_duration("2s "));
+  EXPECT_FALSE(parse_duration("2 s"));
+}
+
+TEST(ParseDuration, RejectsZero) {
+  EXPECT_FALSE(parse_duration("0s"));
+  EXPECT_FALSE(parse_duration("0ms"));
+  EXPECT_FALSE(parse_duration("0.0h"));
+}
+
+TEST(ParseDuration, RejectsSubMillisecondPrecision) {
+  EXPECT_FALSE(parse_duration("1.5ms"));
+  EXPECT_FALSE(parse_duration("0.0001s"));
+}
+
+TEST(ParseDuration, RejectsValuesThatDoNotFit) {
+  EXPECT_FALSE(parse_duration("99999999999999999999999h"));
+  EXPECT_FALSE(parse_duration("9223372036854775808ms"));
+  EXPECT_FALSE(parse_duration("2562047788016h"));
+  EXPECT_EQ(parse_duration("9223372036854775807ms"), std::chrono::milliseconds::max());
+}
+
+TEST(FormatDuration, UsesLargestExactUnitAndRoundTrips) {
+  EXPECT_EQ(format_duration(2000ms), "2s");
+  EXPECT_EQ(format_duration(1500ms), "1500ms");
+  EXPECT_EQ(format_duration(60000ms), "1m");
+  EXPECT_EQ(format_duration(3600000ms), "1h");
+  for (auto d : {1ms, 100ms, 1500ms, 90000ms, 7200000ms})
+    EXPECT_EQ(parse_duration(format_duration(d)), d);
+}
+
+// ---- parse_config_yaml: accepted input -----------------------------------------------------
+
+TEST(ParseConfigYaml, EmptyTextMeansDefaults) { EXPECT_EQ(parse_ok(""), Config{}); }
+
+TEST(ParseConfigYaml, CommentsOnlyMeanDefaults) {
+  EXPECT_EQ(parse_ok("# nothing here\n\n   # still nothing\n"), Config{});
+}
+
+TEST(ParseConfigYaml, ExplicitNullDocumentMeansDefaults) {
+  EXPECT_EQ(parse_ok("---\n"), Config{});
+  EXPECT_EQ(parse_ok("~\n"), Config{});
+}
+
+TEST(ParseConfigYaml, ReadsEveryKey) {
+  Config config = parse_ok(R"(
+listen: "0.0.0.0:9400"
+scan_interval: 500ms
+log_level: debug
+proc_root: /host/proc
+cuda:
+  max_kernels_per_process: 200
+  launch_map_entries: 1024
+  ring_buffer_bytes: 4096
+  throughput_window: 1.5m
+)");
+  EXPECT_EQ(config.listen, "0.0.0.0:9400");
+  EXPECT_EQ(config.scan_interval, 500ms);
+  EXPECT_EQ(config.log_level, "debug");
+  EXPECT_EQ(config.proc_root, "/host/proc");
+  EXPECT_EQ(config.cuda.max_kernels_per_process, 200u);
+  EXPECT_EQ(config.cuda.launch_map_entries, 1024u);
+  EXPECT_EQ(config.cuda.ring_buffer_bytes, 4096u);
+  EXPECT_EQ(config.cuda.throughput_window, 90000ms);
+}
+
+TEST(ParseConfigYaml, MissingKeysKeepDefaults) {
+  Config config = parse_ok("cuda:\n  max_kernels_per_process: 7\n");
+  Config expected;
+  expected.cuda.max_kernels_per_process = 7;
+  EXPECT_EQ(config, expected);
+}
+
+TEST(ParseConfigYaml, EmptyCudaSectionMeansDefaults) {
+  EXPECT_EQ(parse_ok("cuda:\n  # max_kernels_per_process: 50\n"), Config{});
+}
+
+TEST(ParseConfigYaml, AcceptsBoundaryValues) {
+  Config config = parse_ok(R"(
+scan_interval: 1h
+cuda:
+  max_kernels_per_process: 10000
+  launch_map_entries: 4194304
+  ring_buffer_bytes: 1073741824
+  throughput_window: 1s
+)");
+  EXPECT_EQ(config.scan_interval, 3600000ms);
+  EXPECT_EQ(config.cuda.max_kernels_per_process, 10000u);
+  EXPECT_EQ(config.cuda.launch_map_entries, 4194304u);
+  EXPECT_EQ(config.cuda.ring_buffer_bytes, 1073741824u);
+  EXPECT_EQ(config.cuda.throughput_window, 1000ms);
+  EXPECT_EQ(parse_ok("scan_interval: 100ms\n").scan_interval, 100ms);
+}
+
+TEST(ParseConfigYaml, AcceptsEveryLogLevel) {
+  for (const char *level : {"trace", "debug", "info", "warn", "error", "critical", "off"})
+    EXPECT_EQ(parse_ok(std::string("log_level: ") + level + "\n").log_level, level);
+}
+
+TEST(ParseConfigYaml, ShippedConfigFileIsExactlyTheDefaults) {
+  std::ifstream file(NEUTRACER_SOURCE_DIR "/config/neutracerd.yaml");
+  ASSERT_TRUE(file.good()) << "cannot open the shipped config file";
+  std::stringstream text;
+  text << file.rdbuf();
+  ConfigResult result = parse_config_yaml(text.str(), "neutracerd.yaml");
+  ASSERT_FALSE(result.error.has_value()) << result.error->what;
+  EXPECT_EQ(*result.config, Config{});
+  // "All keys present": a file that only relied on defaults would not document them.
+  for (const char *key : {"listen:", "scan_interval:", "log_level:", "proc_root:", "cuda:",
+                          "max_kernels_per_process:", "launch_map_entries:", "ring_buffer_bytes:",
+                          "throughput_window:"})
+    EXPECT_CONTAINS(text.str(), key);
+}
+
+// ---- parse_config_yaml: rejected input -----------------------------------------------------
+
+TEST(ParseConfigYamlErrors, InvalidYamlNamesSourceAndLine) {
+  std::string error =
+      parse_error("listen: \"127.0.0.1:80\"\nscan_interval: [1s,\nlog_level: info\n");
+  EXPECT_CONTAINS(error, "test.yaml:4: invalid YAML: ");
+  EXPECT_CONTAINS(error, "end of sequence flow not found");
+}
+
+TEST(ParseConfigYamlErrors, TabIndentationIsInvalidYaml) {
+  EXPECT_CONTAINS(parse_error("cuda:\n\tmax_kernels_per_process: 5\n"),
+                  "test.yaml:2: invalid YAML: ");
+}
+
+TEST(ParseConfigYamlErrors, TopLevelListIsRejected) {
+  EXPECT_CONTAINS(parse_error("- listen: 1.2.3.4:5\n"), "test.yaml:1: top level must be a mapping");
+}
+
+TEST(ParseConfigYamlErrors, TopLevelScalarIsRejected) {
+  EXPECT_CONTAINS(parse_error("just some text\n"), "top level must be a mapping");
+}
+
+TEST(ParseConfigYamlErrors, MultipleDocumentsAreRejected) {
+  EXPECT_CONTAINS(parse_error("log_level: info\n---\nlog_level: debug\n"),
+                  "test.yaml:3: multiple YAML documents");
+}
+
+TEST(ParseConfigYamlErrors, UnknownTopLevelKeyIsNamedWithLine) {
+  std::string error = parse_error("log_level: info\nlistn: 1.2.3.4:80\n");
+  EXPECT_CONTAINS(error, "test.yaml:2: unknown key 'listn'");
+  EXPECT_CONTAINS(error, "known keys: listen, scan_interval, log_level, proc_root, cuda");
+}
+
+TEST(ParseConfigYamlErrors, UnknownNestedKeyIsNamedWithFullPath) {
+  std::string error = parse_error("cuda:\n  max_kernels_per_process: 5\n  max_kernel: 3\n");
+  EXPECT_CONTAINS(error, "test.yaml:3: unknown key 'cuda.max_kernel'");
+  EXPECT_CONTAINS(error, "known keys: cuda.max_kernels_per_process");
+}
+
+TEST(ParseConfigYamlErrors, DuplicateKeyIsRejected) {
+  EXPECT_CONTAINS(parse_error("log_level: info\nlog_level: debug\n"),
+                  "test.yaml:2: duplicate key 'log_level'");
+}
+
+TEST(ParseConfigYamlErrors, NonScalarKeyIsRejected) {
+  EXPECT_CONTAINS(parse_error("? [a, b]\n: 1\n"), "keys must be plain strings");
+}
+
+TEST(ParseConfigYamlErrors, ListWhereStringExpected) {
+  EXPECT_CONTAINS(parse_error("log_level: info\nlisten: [a, b]\n"),
+                  "test.yaml:2: listen: expected a string, got a list");
+}
+
+TEST(ParseConfigYamlErrors, MappingWhereDurationExpected) {
+  EXPECT_CONTAINS(parse_error("scan_interval:\n  seconds: 2\n"),
+                  "test.yaml:1: scan_interval: expected a duration");
+}
+
+TEST(ParseConfigYamlErrors, ScalarWhereSectionExpected) {
+  EXPECT_CONTAINS(parse_error("cuda: 5\n"),
+                  "test.yaml:1: cuda: expected a mapping of keys to values, got '5'");
+}
+
+TEST(ParseConfigYamlErrors, MissingValue) {
+  EXPECT_CONTAINS(parse_error("log_level: info\nlisten:\n"), "test.yaml:2: listen: missing value");
+}
+
+TEST(ParseConfigYamlErrors, TextWhereIntegerExpected) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  max_kernels_per_process: abc\n"),
+                  "test.yaml:2: cuda.max_kernels_per_process: expected a non-negative "
+                  "decimal integer, got 'abc'");
+}
+
+TEST(ParseConfigYamlErrors, QuotedStringWhereIntegerExpected) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_map_entries: \"abc\"\n"),
+                  "test.yaml:2: cuda.launch_map_entries: expected a non-negative integer, "
+                  "got the quoted string 'abc'");
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_map_entries: \"2048\"\n"), "quoted string");
+}
+
+TEST(ParseConfigYamlErrors, FractionWhereIntegerExpected) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  max_kernels_per_process: 1.5\n"),
+                  "expected a non-negative decimal integer, got '1.5'");
+}
+
+TEST(ParseConfigYamlErrors, NegativeUnsignedIsRejected) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  ring_buffer_bytes: -4096\n"),
+                  "test.yaml:2: cuda.ring_buffer_bytes: must not be negative");
+}
+
+TEST(ParseConfigYamlErrors, HugeIntegerIsRejected) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_map_entries: 123456789012345678901234567890\n"),
+                  "too large");
+  // Above 2^32 but inside 64 bits: must hit the range check, not wrap when narrowed.
+  EXPECT_CONTAINS(parse_error("cuda:\n  max_kernels_per_process: 4294967346\n"),
+                  "must be between 1 and 10000");
+}
+
+TEST(ParseConfigYamlErrors, DurationWithoutUnit) {
+  EXPECT_CONTAINS(parse_error("scan_interval: 2\n"),
+                  "test.yaml:1: scan_interval: invalid duration '2'");
+}
+
+TEST(ParseConfigYamlErrors, DurationWithMicroseconds) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  throughput_window: 100us\n"),
+                  "test.yaml:2: cuda.throughput_window: invalid duration '100us'");
+}
+
+TEST(ParseConfigYamlErrors, ScanIntervalTooShort) {
+  EXPECT_CONTAINS(parse_error("scan_interval: 50ms\n"),
+                  "test.yaml:1: scan_interval: invalid value '50ms': must be between 100ms "
+                  "and 1h");
+}
+
+TEST(ParseConfigYamlErrors, ScanIntervalTooLong) {
+  EXPECT_CONTAINS(parse_error("scan_interval: 61m\n"), "must be between 100ms and 1h");
+}
+
+TEST(ParseConfigYamlErrors, UnknownLogLevel) {
+  EXPECT_CONTAINS(parse_error("log_level: verbose\n"),
+                  "test.yaml:1: log_level: invalid value 'verbose': must be one of trace, "
+                  "debug, info, warn, error, critical, off");
+}
+
+TEST(ParseConfigYamlErrors, LogLevelIsCaseSensitive) {
+  EXPECT_CONTAINS(parse_error("log_level: INFO\n"), "must be one of");
+}
+
+TEST(ParseConfigYamlErrors, MaxKernelsZero) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  max_kernels_per_process: 0\n"),
+                  "test.yaml:2: cuda.max_kernels_per_process: invalid value 0: must be "
+                  "between 1 and 10000");
+}
+
+TEST(ParseConfigYamlErrors, MaxKernelsTooLarge) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  max_kernels_per_process: 10001\n"),
+                  "must be between 1 and 10000");
+}
+
+TEST(ParseConfigYamlErrors, LaunchMapEntriesTooSmall) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_map_entries: 1023\n"),
+                  "cuda.launch_map_entries: invalid value 1023: must be between 1024 and "
+                  "4194304");
+}
+
+TEST(ParseConfigYamlErrors, LaunchMapEntriesTooLarge) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_map_entries: 4194305\n"),
+                  "must be between 1024 and 4194304");
+}
+
+TEST(ParseConfigYamlErrors, RingBufferNotPowerOfTwo) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  ring_buffer_bytes: 12288\n"),
+                  "cuda.ring_buffer_bytes: invalid value 12288: must be a power of two "
+                  "between 4096 and 1073741824");
+}
+
+TEST(ParseConfigYamlErrors, RingBufferTooSmall) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  ring_buffer_bytes: 2048\n"), "power of two");
+}
+
+TEST(ParseConfigYamlErrors, RingBufferTooLarge) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  ring_buffer_bytes: 2147483648\n"), "power of two");
+}
+
+TEST(ParseConfigYamlErrors, ThroughputWindowTooShort) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  throughput_window: 999ms\n"),
+                  "cuda.throughput_window: invalid value '999ms': must be between 1s and "
+                  "1h");
+}
+
+TEST(ParseConfigYamlErrors, ThroughputWindowTooLong) {
+  EXPECT_CONTAINS(parse_error("cuda:\n  throughput_window: 2h\n"), "must be between 1s and 1h");
+}
+
+TEST(ParseConfigYamlErrors, ProcRootEmpty) {
+  EXPECT_CONTAINS(parse_error("proc_root: \"\"\n"),
+                  "test.yaml:1: proc_root: invalid value '': must not be empty");
+}
+
+TEST(ParseConfigYamlErrors, ProcRootRelative) {
+  EXPECT_CONTAINS(parse_error("proc_root: host/proc\n"), "must be an absolute path");
+}
+
+TEST(ParseConfigYamlErrors, BadListenCarriesLine) {
+  EXPECT_CONTAINS(parse_error("log_level: info\nlisten: \"[::1]:80\"\n"),
+                  "test.yaml:2: listen: invalid value '[::1]:80': IPv6");
+}
+
+// ---- listen addresses (validate_config, shared with the flags) -----------------------------
+
+Config with_listen(const std::string &listen) {
+  Config config;
+  config.listen = listen;
+  return config;
+}
+
+TEST(ValidateConfig, DefaultsAreValid) { EXPECT_FALSE(validate_config(Config{})); }
+
+TEST(ValidateConfig, AcceptsGoodListenAddresses) {
+  for (const char *listen : {"127.0.0.1:10492", "0.0.0.0:1", "localhost:65535", "10.1.2.3:80"})
+    EXPECT_FALSE(validate_config(with_listen(listen))) << listen;
+}
+
+TEST(ValidateConfig, ListenMissingPort) {
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1")),
+                  "listen: invalid value '127.0.0.1': missing port");
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:")), "missing port");
+}
+
+TEST(ValidateConfig, ListenPortZero) {
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:0")),
+                  "port 0 is out of range; must be between 1 and 65535");
+}
+
+TEST(ValidateConfig, ListenPortTooLarge) {
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:70000")), "port 70000 is out of range");
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:123456789")), "must be a number");
+}
+
+TEST(ValidateConfig, ListenPortNotNumeric) {
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:http")),
+                  "port 'http' must be a number between 1 and 65535");
+  EXPECT_CONTAINS(validate_error(with_listen("127.0.0.1:-80")), "must be a number");
+}
+
+TEST(ValidateConfig, ListenIpv6Rejected) {
+  EXPECT_CONTAINS(validate_error(with_listen("[::1]:80")), "IPv6 addresses are not supported");
+  EXPECT_CONTAINS(validate_error(with_listen("::1:80")), "IPv6");
+}
+
+TEST(ValidateConfig, ListenEmptyHost) {
+  EXPECT_CONTAINS(validate_error(with_listen(":80")), "empty host");
+}
+
+TEST(ValidateConfig, ListenEmpty) {
+  EXPECT_CONTAINS(validate_error(with_listen("")), "empty address");
+}
+
+TEST(ValidateConfig, ListenHostMustBeIpv4OrLocalhost) {
+  for (const char *listen : {"example.com:80", "256.0.0.1:80", "1.2.3:80", "1.2.3.4.5:80",
+                             "01.2.3.4:80", "1..3.4:80", "Localhost:80"})
+    EXPECT_CONTAINS(validate_error(with_listen(listen)), "must be an IPv4 address") << listen;
+}
+
+TEST(ValidateConfig, ChecksEveryField) {
+  Config config;
+  config.scan_interval = 10ms;
+  EXPECT_CONTAINS(validate_error(config), "scan_interval: invalid value '10ms'");
+  config = Config{};
+  config.log_level = "loud";
+  EXPECT_CONTAINS(validate_error(config), "log_level: invalid value 'loud'");
+  config = Config{};
+  config.proc_root = "proc";
+  EXPECT_CONTAINS(validate_error(config), "proc_root: invalid value 'proc'");
+  config = Config{};
+  config.cuda.max_kernels_per_process = 0;
+  EXPECT_CONTAINS(validate_error(config), "cuda.max_kernels_per_process");
+  config = Config{};
+  config.cuda.launch_map_entries = 5;
+  EXPECT_CONTAINS(validate_error(config), "cuda.launch_map_entries");
+  config = Config{};
+  config.cuda.ring_buffer_bytes = 5000;
+  EXPECT_CONTAINS(validate_error(config), "cuda.ring_buffer_bytes");
+  config = Config{};
+  config.cuda.throughput_window = 0ms;
+  EXPECT_CONTAINS(validate_error(config), "cuda.throughput_window");
+}
+
+} // namespace
+} // namespace neutracer
