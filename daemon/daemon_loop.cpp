@@ -19,6 +19,9 @@ std::uint64_t monotonic_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// Scans a library may stay unmapped before its probes are removed.
+constexpr int kDetachAfterUnusedScans = 10;
+
 } // namespace
 
 DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
@@ -48,12 +51,18 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
       spdlog::info("attached {} probes to {} ({} symbols not in this driver)", summary.probes,
                    library.path, summary.missing_symbols);
   }
-  // Detach from files no process maps any more (a driver upgrade leaves the old inode behind).
+  // Detach from files no process maps any more (a driver upgrade leaves the old inode behind),
+  // after a grace period so that a job restarting its CUDA processes keeps its probes.
   for (const auto &id : tracer_.attached()) {
-    if (!in_use.contains(id)) {
-      spdlog::info("detaching from library dev={} inode={}: no process maps it", id.dev, id.inode);
-      tracer_.detach(id);
+    if (in_use.contains(id)) {
+      unused_scans_.erase(id);
+      continue;
     }
+    if (++unused_scans_[id] < kDetachAfterUnusedScans)
+      continue;
+    spdlog::info("detaching from library dev={} inode={}: no process maps it", id.dev, id.inode);
+    tracer_.detach(id);
+    unused_scans_.erase(id);
   }
 }
 

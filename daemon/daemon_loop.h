@@ -3,6 +3,7 @@
 // publish a snapshot for scrapes. Runs on one thread; HTTP threads only read snapshots.
 #include <atomic>
 #include <chrono>
+#include <map>
 
 #include "config/config.h"
 #include "daemon/cuda_state.h"
@@ -39,6 +40,7 @@ private:
   DaemonHealth health_;
   std::size_t cuda_processes_ = 0;
   std::chrono::steady_clock::time_point last_tick_{};
+  std::map<LibraryId, int> unused_scans_; // attached libraries no process maps, by scans unused
 };
 
 } // namespace neutracer

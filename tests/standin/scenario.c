@@ -35,6 +35,9 @@
  *   coop:NAME:N                   [+ cuModuleLoadData] 1 cuModuleGetFunction,
  *                                 N cuLaunchCooperativeKernel
  *   coop_ptsz:NAME:N              same, N cuLaunchCooperativeKernel_ptsz
+ *   relaunch:N                    N cuLaunchKernel of the function the last
+ *                                 module lookup returned, with no new lookup
+ *                                 (a program that cached its handle)
  *   graph:N / graph_ptsz:N        N cuGraphLaunch / cuGraphLaunch_ptsz
  *   alloc:B:N                     N cuMemAlloc_v2(B)                 (kept live)
  *   alloc_async:B:N               N cuMemAllocAsync(B)               (kept live)
@@ -103,7 +106,7 @@
 
 enum op {
   OP_LAUNCH, OP_LAUNCH_PTSZ, OP_LAUNCHEX, OP_LAUNCHEX_PTSZ, OP_LAUNCH_KERNEL_HANDLE,
-  OP_COOP, OP_COOP_PTSZ, OP_GRAPH, OP_GRAPH_PTSZ,
+  OP_COOP, OP_COOP_PTSZ, OP_RELAUNCH, OP_GRAPH, OP_GRAPH_PTSZ,
   OP_ALLOC, OP_ALLOC_ASYNC, OP_ALLOC_POOL, OP_ALLOC_MANAGED, OP_ALLOC_PITCH,
   OP_HOST_ALLOC, OP_ALLOC_HOST, OP_VMM_CREATE,
   OP_FREE, OP_FREE_ALL, OP_OOM, OP_FREE_BAD, OP_COPY_BAD,
@@ -137,6 +140,7 @@ static const struct {
     {"launch_kernel_handle", OP_LAUNCH_KERNEL_HANDLE, S_NAME_N},
     {"coop", OP_COOP, S_NAME_N},
     {"coop_ptsz", OP_COOP_PTSZ, S_NAME_N},
+    {"relaunch", OP_RELAUNCH, S_N},
     {"graph", OP_GRAPH, S_N},
     {"graph_ptsz", OP_GRAPH_PTSZ, S_N},
     {"alloc", OP_ALLOC, S_B_N},
@@ -366,10 +370,13 @@ static void free_recent(unsigned long long n) {
   }
 }
 
+static CUfunction g_last_function; /* for relaunch */
+
 static CUfunction module_function(const char *name) {
   if (!g_module) check(cuModuleLoadData(&g_module, k_image), "cuModuleLoadData");
   CUfunction f = NULL;
   check(cuModuleGetFunction(&f, g_module, name), "cuModuleGetFunction");
+  g_last_function = f;
   return f;
 }
 
@@ -409,6 +416,15 @@ static void run_step(const struct step *st) {
   unsigned long long n, i;
   CUstream stream = NULL;
   switch (st->op) {
+  case OP_RELAUNCH:
+    if (!g_last_function) {
+      fprintf(stderr, "relaunch: no earlier launch step looked up a function\n");
+      exit(2);
+    }
+    for (i = 0; i < st->v[0]; i++)
+      check(cuLaunchKernel(g_last_function, LAUNCH_GRID, LAUNCH_BLOCK, 0, stream, NULL, NULL),
+            "cuLaunchKernel");
+    break;
   case OP_LAUNCH:
   case OP_LAUNCH_PTSZ:
   case OP_COOP:

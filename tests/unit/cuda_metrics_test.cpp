@@ -1,0 +1,317 @@
+#include "exporters/cuda_metrics.h"
+#include "exporters/exposition.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace neutracer {
+namespace {
+
+constexpr std::uint64_t kNsPerTick = 10'000'000; // ticks_per_second = 100
+constexpr const char *kContainer =
+    "3f4e9c1d2b7a8e6f5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e";
+
+nt_call_event call(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api,
+                   std::initializer_list<std::uint64_t> args,
+                   std::initializer_list<std::uint64_t> out = {}, std::uint32_t result = 0) {
+  nt_call_event e{};
+  e.kind = NT_EVENT_CALL;
+  e.api = api;
+  e.tgid = tgid;
+  e.tid = tgid;
+  e.proc_start_ns = start_ticks * kNsPerTick;
+  e.enter_ns = 0;
+  e.exit_ns = 0;
+  e.result = result;
+  std::size_t i = 0;
+  for (const auto a : args)
+    e.args[i++] = a;
+  i = 0;
+  for (const auto o : out)
+    e.out[i++] = o;
+  return e;
+}
+
+nt_call_event sync_call(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api,
+                        std::uint64_t wait_ns, std::uint32_t result = 0) {
+  auto e = call(tgid, start_ticks, api, {0}, {}, result);
+  e.enter_ns = 1'000'000'000;
+  e.exit_ns = e.enter_ns + wait_ns;
+  return e;
+}
+
+NameEvent name(std::uint32_t tgid, std::uint64_t start_ticks, std::uint64_t handle,
+               std::string mangled) {
+  NameEvent e;
+  e.api = NT_API_MODULE_GET_FUNCTION;
+  e.tgid = tgid;
+  e.proc_start_ns = start_ticks * kNsPerTick;
+  e.handle = handle;
+  e.name = std::move(mangled);
+  return e;
+}
+
+LaunchCount launch(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api, std::uint64_t handle,
+                   std::uint64_t count) {
+  return {tgid, start_ticks * kNsPerTick, api, handle, count};
+}
+
+// Two processes with every kind of series; all values exactly representable.
+CudaState deterministic_state() {
+  CudaState::Settings settings;
+  settings.max_kernels_per_process = 2;
+  settings.throughput_window_seconds = 10;
+  settings.ticks_per_second = 100;
+  CudaState state(settings);
+
+  // Process 1001: in a container, with kernels, memory, copies, syncs and errors.
+  const std::uint32_t a = 1001;
+  const std::uint64_t as = 500;
+  state.apply(name(a, as, 0xf1, "_Z16vectorAdd_kernelPKfS0_Pfi"));
+  state.apply(name(a, as, 0xf2, "_Z4gemmPfS_S_i"));
+  state.apply(name(a, as, 0xf3, "triton_poi_fused_add_0"));
+  state.set_launch_counts({launch(a, as, NT_API_LAUNCH_KERNEL, 0xf1, 120),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xf2, 64),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xf3, 3),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xdead, 5),
+                           launch(a, as, NT_API_GRAPH_LAUNCH, 0x9000, 7)});
+  state.apply(call(a, as, NT_API_MEM_ALLOC, {0, 1 << 20}, {0x7e0000000000}));
+  state.apply(call(a, as, NT_API_MEM_ALLOC, {0, 4096}, {0x7e0000200000}));
+  state.apply(call(a, as, NT_API_MEM_FREE, {0x7e0000200000}));
+  state.apply(call(a, as, NT_API_MEM_ALLOC_MANAGED, {0, 65536, 1}, {0x7f0000000000}));
+  state.apply(call(a, as, NT_API_MEM_ALLOC_HOST, {0, 8192}, {0x555500000000}));
+  state.apply(call(a, as, NT_API_MEM_CREATE, {0, 2 << 20, 0, 0}, {0xbeef}));
+  state.apply(call(a, as, NT_API_MEM_FREE, {0x1234}));                 // unknown free
+  state.apply(call(a, as, NT_API_MEM_ALLOC, {0, 1ull << 40}, {0}, 2)); // OOM
+  state.apply(call(a, as, NT_API_MEMCPY_HTOD, {0x7e0000000000, 0x1000, 1024}));
+  state.apply(call(a, as, NT_API_MEMCPY_DTOH, {0x1000, 0x7e0000000000, 512}));
+  state.apply(call(a, as, NT_API_MEMCPY, {0x7e0000000000, 0x555500000000, 256}));
+  state.apply(call(a, as, NT_API_MEMCPY_PEER, {0, 0, 0, 0, 2048}));
+  state.apply(call(a, as, NT_API_MEMCPY, {0x10, 0x20, 128}));
+  // No tick(): smoothed throughput goes through exp(), which the golden file should not depend
+  // on; cuda_state_test.cpp covers it.
+  state.apply(sync_call(a, as, NT_API_STREAM_SYNCHRONIZE, 250'000'000));
+  state.apply(sync_call(a, as, NT_API_STREAM_SYNCHRONIZE, 2'000'000));
+  state.apply(sync_call(a, as, NT_API_CTX_SYNCHRONIZE, 125'000'000'000)); // beyond 60 s
+  state.apply(sync_call(a, as, NT_API_EVENT_SYNCHRONIZE, 0, 400));
+  state.set_inflight_calls({{a, a, as * kNsPerTick, NT_API_STREAM_SYNCHRONIZE, 1'000'000'000}},
+                           1'500'000'000);
+
+  // Process 77: no container, a comm that needs escaping, almost nothing else.
+  const std::uint32_t b = 77;
+  const std::uint64_t bs = 12;
+  state.apply(call(b, bs, NT_API_MEM_ALLOC_PITCH, {0, 0, 500, 3, 4}, {0x7e0000000000, 512}));
+
+  DiscoveryResult discovery;
+  discovery.processes.push_back(
+      {{static_cast<int>(a), as}, "python3", "/usr/bin/python3", kContainer, {}});
+  discovery.processes.push_back({{static_cast<int>(b), bs}, "say \"hi\" \\", "/opt/x", "", {}});
+  state.update_processes(discovery, [](const ProcessId &) { return true; });
+  return state;
+}
+
+DaemonHealth deterministic_health() {
+  DaemonHealth health;
+  health.version = "1.2.3-test";
+  health.attached_libraries = 2;
+  health.attached_probes = 118;
+  health.missing_symbols = 4;
+  health.attach_errors = 1;
+  health.ring_buffer_drops = 17;
+  health.malformed_events = 3;
+  health.launch_map_full = 5;
+  health.inflight_map_full = 6;
+  health.unreadable_processes = 9;
+  health.scan_duration_seconds = 0.0625;
+  health.scans = 42;
+  return health;
+}
+
+std::string render(const std::vector<MetricFamily> &families) {
+  std::ostringstream out;
+  render_text(families, out);
+  return out.str();
+}
+
+std::vector<MetricFamily> all_families(const CudaState &state) {
+  auto families = daemon_families(deterministic_health(), state.processes().size());
+  auto cuda = cuda_families(state);
+  families.insert(families.end(), std::make_move_iterator(cuda.begin()),
+                  std::make_move_iterator(cuda.end()));
+  return families;
+}
+
+const MetricFamily &family(const std::vector<MetricFamily> &families, const std::string &name) {
+  for (const auto &f : families)
+    if (f.name == name)
+      return f;
+  throw std::runtime_error("no family " + name);
+}
+
+std::string label(const Labels &labels, const std::string &name) {
+  for (const auto &[key, value] : labels)
+    if (key == name)
+      return value;
+  return "<absent>";
+}
+
+// Golden test. To regenerate after an intentional change, run the tests with
+// NEUTRACER_UPDATE_GOLDEN=1; the file is then rewritten instead of compared. Review the diff and
+// run `promtool check metrics < tests/fixtures/golden/cuda_metrics.prom` (it must print nothing).
+TEST(CudaMetrics, MatchesGoldenFile) {
+  const std::string path = NEUTRACER_FIXTURES_DIR "/golden/cuda_metrics.prom";
+  const std::string rendered = render(all_families(deterministic_state()));
+
+  const char *update = std::getenv("NEUTRACER_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << path;
+    out << rendered;
+    out.close();
+    ASSERT_TRUE(out) << "write failed: " << path;
+    GTEST_SKIP() << "golden file rewritten: " << path;
+  }
+
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path;
+  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(rendered, expected);
+}
+
+TEST(CudaMetrics, RenderingIsDeterministic) {
+  EXPECT_EQ(render(all_families(deterministic_state())),
+            render(all_families(deterministic_state())));
+}
+
+TEST(CudaMetrics, FamilyNamesAndTypes) {
+  const auto families = all_families(deterministic_state());
+  std::set<std::string> names;
+  for (const auto &f : families) {
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate family " << f.name;
+    EXPECT_TRUE(f.name.starts_with("neutracer_")) << f.name;
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    if (f.type == MetricType::counter)
+      EXPECT_TRUE(f.name.ends_with("_total")) << f.name;
+    else
+      EXPECT_FALSE(f.name.ends_with("_total")) << f.name;
+    if (f.type == MetricType::histogram)
+      EXPECT_TRUE(f.samples.empty()) << f.name;
+    else
+      EXPECT_TRUE(f.histograms.empty()) << f.name;
+  }
+  EXPECT_EQ(family(families, "neutracer_cuda_sync_wait_duration_seconds").type,
+            MetricType::histogram);
+  EXPECT_EQ(family(families, "neutracer_cuda_memory_used_bytes").type, MetricType::gauge);
+}
+
+TEST(CudaMetrics, DaemonFamilies) {
+  const auto families = daemon_families(deterministic_health(), 3);
+  const auto &build = family(families, "neutracer_build_info");
+  ASSERT_EQ(build.samples.size(), 1u);
+  EXPECT_EQ(label(build.samples[0].labels, "version"), "1.2.3-test");
+  EXPECT_EQ(build.samples[0].value, 1.0);
+  EXPECT_EQ(family(families, "neutracer_cuda_processes").samples.at(0).value, 3.0);
+  EXPECT_EQ(family(families, "neutracer_attached_probes").samples.at(0).value, 118.0);
+  EXPECT_EQ(family(families, "neutracer_scan_duration_seconds").samples.at(0).value, 0.0625);
+  const auto &dropped = family(families, "neutracer_events_dropped_total");
+  ASSERT_EQ(dropped.samples.size(), 2u);
+  EXPECT_EQ(label(dropped.samples[0].labels, "source"), "ring_buffer");
+  EXPECT_EQ(dropped.samples[0].value, 17.0);
+  EXPECT_EQ(label(dropped.samples[1].labels, "source"), "malformed");
+  EXPECT_EQ(dropped.samples[1].value, 3.0);
+  const auto &maps = family(families, "neutracer_bpf_map_update_errors_total");
+  ASSERT_EQ(maps.samples.size(), 2u);
+  EXPECT_EQ(maps.samples[0].value, 5.0);
+  EXPECT_EQ(maps.samples[1].value, 6.0);
+}
+
+TEST(CudaMetrics, ProcessSeries) {
+  const auto state = deterministic_state();
+  const auto families = cuda_families(state);
+
+  // Four memory kinds per process, labelled pid/comm[/container]/kind.
+  const auto &used = family(families, "neutracer_cuda_memory_used_bytes");
+  ASSERT_EQ(used.samples.size(), 8u);
+  for (const auto &sample : used.samples) {
+    const auto pid = label(sample.labels, "pid");
+    ASSERT_TRUE(pid == "77" || pid == "1001") << pid;
+    EXPECT_EQ(label(sample.labels, "container"), pid == "1001" ? kContainer : "<absent>");
+    const auto kind = label(sample.labels, "kind");
+    double expected = 0;
+    if (pid == "1001")
+      expected = kind == "device"        ? 1 << 20
+                 : kind == "managed"     ? 65536
+                 : kind == "host_pinned" ? 8192
+                                         : 2 << 20;
+    else
+      expected = kind == "device" ? 1536 : 0;
+    EXPECT_EQ(sample.value, expected) << pid << " " << kind;
+  }
+
+  const auto &launches = family(families, "neutracer_cuda_kernel_launches_total");
+  std::map<std::string, double> by_kernel;
+  for (const auto &sample : launches.samples)
+    if (label(sample.labels, "pid") == "1001")
+      by_kernel[label(sample.labels, "kernel")] = sample.value;
+  EXPECT_EQ(by_kernel, (std::map<std::string, double>{{"vectorAdd_kernel", 120},
+                                                      {"gemm", 64},
+                                                      {"[other]", 3},
+                                                      {"[unresolved]", 5},
+                                                      {"[cuda_graph]", 7}}));
+
+  const auto &histogram = family(families, "neutracer_cuda_sync_wait_duration_seconds");
+  ASSERT_EQ(histogram.histograms.size(), 3u);
+  for (const auto &h : histogram.histograms) {
+    EXPECT_EQ(h.upper_bounds.size(), kSyncWaitBuckets.size());
+    EXPECT_EQ(h.bucket_counts.size(), kSyncWaitBuckets.size());
+    if (label(h.labels, "api") == "cuStreamSynchronize") {
+      EXPECT_EQ(h.count, 2u);
+      EXPECT_DOUBLE_EQ(h.sum, 0.252);
+    }
+    if (label(h.labels, "api") == "cuCtxSynchronize") {
+      EXPECT_EQ(h.count, 1u);
+      std::uint64_t in_buckets = 0;
+      for (const auto c : h.bucket_counts)
+        in_buckets += c;
+      EXPECT_EQ(in_buckets, 0u);
+    }
+  }
+
+  const auto &in_progress = family(families, "neutracer_cuda_sync_in_progress_seconds");
+  for (const auto &sample : in_progress.samples)
+    EXPECT_EQ(sample.value, label(sample.labels, "api") == "cuStreamSynchronize" ? 0.5 : 0.0);
+
+  const auto &errors = family(families, "neutracer_cuda_api_errors_total");
+  std::set<std::pair<std::string, std::string>> error_labels;
+  for (const auto &sample : errors.samples)
+    error_labels.emplace(label(sample.labels, "api"), label(sample.labels, "error"));
+  EXPECT_EQ(error_labels, (std::set<std::pair<std::string, std::string>>{
+                              {"cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY"},
+                              {"cuEventSynchronize", "CUDA_ERROR_INVALID_HANDLE"}}));
+}
+
+TEST(CudaMetrics, EmptyStateStillHasHelpAndType) {
+  const CudaState state(CudaState::Settings{});
+  const auto families = cuda_families(state);
+  for (const auto &f : families) {
+    EXPECT_TRUE(f.samples.empty()) << f.name;
+    EXPECT_TRUE(f.histograms.empty()) << f.name;
+  }
+  const auto text = render(families);
+  EXPECT_NE(text.find("# TYPE neutracer_cuda_kernel_launches_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE neutracer_cuda_sync_wait_duration_seconds histogram\n"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace neutracer

@@ -1,0 +1,191 @@
+#include "daemon/elf_symbols.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace neutracer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The stand-in driver is built at <build>/tests/standin/libcuda.so.1; this executable is
+// <build>/tests/neutracer_unit_tests.
+fs::path standin_library() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "standin" / "libcuda.so.1";
+}
+
+std::vector<unsigned char> read_bytes(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class TempFile {
+public:
+  explicit TempFile(const std::string &contents) {
+    std::string pattern = (fs::temp_directory_path() / "neutracer-elf-XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0)
+      throw std::runtime_error("mkstemp failed");
+    ::close(fd);
+    path_ = pattern;
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+// Where the dynamic loader maps `symbol` of `library`, as a file offset: the uprobe rule
+// (address - mapping start + mapping file offset), using /proc/self/maps.
+std::optional<std::uint64_t> loaded_file_offset(const fs::path &library, const char *symbol) {
+  void *handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return std::nullopt;
+  const auto address = reinterpret_cast<std::uint64_t>(::dlsym(handle, symbol));
+  std::optional<std::uint64_t> offset;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto canonical = fs::canonical(library).string();
+  while (address != 0 && std::getline(maps, line)) {
+    std::uint64_t start = 0, end = 0, file_offset = 0;
+    char perms[8] = {};
+    char path[4096] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %4095[^\n]", &start, &end, perms,
+                    &file_offset, path) != 5)
+      continue;
+    std::string mapped = path;
+    while (!mapped.empty() && mapped.front() == ' ')
+      mapped.erase(0, 1);
+    if (mapped == canonical && address >= start && address < end) {
+      offset = address - start + file_offset;
+      break;
+    }
+  }
+  ::dlclose(handle);
+  return offset;
+}
+
+TEST(ElfSymbols, StandinLibraryIsBuilt) {
+  ASSERT_TRUE(fs::exists(standin_library()))
+      << standin_library() << " missing: build the standin_cuda target";
+}
+
+TEST(ElfSymbols, FindsProbedFunctions) {
+  const auto library = standin_library();
+  ASSERT_TRUE(fs::exists(library)) << library;
+  const auto result =
+      find_symbol_offsets(library.string(), {"cuLaunchKernel", "cuMemAlloc_v2", "cuMemFree_v2",
+                                             "cuLaunchKernel_ptsz", "cuStreamSynchronize"});
+  EXPECT_EQ(result.error, "");
+  EXPECT_TRUE(result.missing.empty());
+  ASSERT_EQ(result.found.size(), 5u);
+  const auto bytes = read_bytes(library);
+  ASSERT_FALSE(bytes.empty());
+  std::set<std::uint64_t> distinct;
+  for (const auto &[name, offset] : result.found) {
+    EXPECT_NE(offset, 0u) << name;
+    ASSERT_LT(offset, bytes.size()) << name;
+    // The stand-in guarantees every export starts with `push %rbp`.
+    EXPECT_EQ(bytes[offset], 0x55) << name << " at 0x" << std::hex << offset;
+    distinct.insert(offset);
+  }
+  // Twins are separate functions: no two names share an offset.
+  EXPECT_EQ(distinct.size(), result.found.size());
+}
+
+TEST(ElfSymbols, OffsetsMatchTheDynamicLoader) {
+  const auto library = standin_library();
+  ASSERT_TRUE(fs::exists(library)) << library;
+  const auto result = find_symbol_offsets(library.string(), {"cuLaunchKernel", "cuMemAlloc_v2"});
+  ASSERT_EQ(result.found.size(), 2u) << result.error;
+  for (const char *symbol : {"cuLaunchKernel", "cuMemAlloc_v2"}) {
+    const auto loaded = loaded_file_offset(library, symbol);
+    ASSERT_TRUE(loaded.has_value()) << symbol << ": " << ::dlerror();
+    EXPECT_EQ(result.found.at(symbol), *loaded) << symbol;
+  }
+}
+
+TEST(ElfSymbols, ReportsMissingNames) {
+  const auto library = standin_library();
+  ASSERT_TRUE(fs::exists(library)) << library;
+  const auto result = find_symbol_offsets(
+      library.string(),
+      {"cuLaunchKernel", "cuNoSuchFunction", "cuMemAlloc", /* only the _v2 exists */
+       "malloc" /* imported, undefined here */, "pthread_mutex_lock"});
+  EXPECT_EQ(result.error, "");
+  EXPECT_EQ(result.found.size(), 1u);
+  EXPECT_TRUE(result.found.contains("cuLaunchKernel"));
+  EXPECT_EQ(result.missing, (std::vector<std::string>{"cuNoSuchFunction", "cuMemAlloc", "malloc",
+                                                      "pthread_mutex_lock"}));
+}
+
+TEST(ElfSymbols, EmptyRequest) {
+  const auto result = find_symbol_offsets(standin_library().string(), {});
+  EXPECT_EQ(result.error, "");
+  EXPECT_TRUE(result.found.empty());
+  EXPECT_TRUE(result.missing.empty());
+}
+
+TEST(ElfSymbols, NonElfFile) {
+  const TempFile text("this is not an ELF file, just text\n");
+  const auto result = find_symbol_offsets(text.path().string(), {"cuLaunchKernel"});
+  EXPECT_NE(result.error, "");
+  EXPECT_NE(result.error.find("not an ELF"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find(text.path().string()), std::string::npos) << result.error;
+  EXPECT_TRUE(result.found.empty());
+}
+
+TEST(ElfSymbols, EmptyFile) {
+  const TempFile empty("");
+  const auto result = find_symbol_offsets(empty.path().string(), {"cuLaunchKernel"});
+  EXPECT_NE(result.error, "");
+  EXPECT_TRUE(result.found.empty());
+}
+
+TEST(ElfSymbols, TruncatedElf) {
+  // The first 64 bytes of a real ELF: a valid header whose sections lie past the end.
+  const auto bytes = read_bytes(standin_library());
+  ASSERT_GE(bytes.size(), 64u);
+  const TempFile truncated(std::string(bytes.begin(), bytes.begin() + 64));
+  const auto result = find_symbol_offsets(truncated.path().string(), {"cuLaunchKernel"});
+  EXPECT_TRUE(result.found.empty());
+  // Either a clear error or the name reported missing; never a bogus offset.
+  EXPECT_TRUE(!result.error.empty() ||
+              result.missing == std::vector<std::string>{"cuLaunchKernel"});
+}
+
+TEST(ElfSymbols, MissingFile) {
+  const std::string path = "/nonexistent/dir/libcuda.so.1";
+  const auto result = find_symbol_offsets(path, {"cuLaunchKernel"});
+  EXPECT_NE(result.error.find("cannot open"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find(path), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("No such file"), std::string::npos) << result.error;
+  EXPECT_TRUE(result.found.empty());
+}
+
+TEST(ElfSymbols, DirectoryIsNotAnElf) {
+  const auto result = find_symbol_offsets(fs::temp_directory_path().string(), {"cuLaunchKernel"});
+  EXPECT_NE(result.error, "");
+  EXPECT_TRUE(result.found.empty());
+}
+
+} // namespace
+} // namespace neutracer
