@@ -40,9 +40,11 @@ rm -f "$OUTDIR"/*.metrics "$OUTDIR"/*.kernels.json "$OUTDIR"/*.truth.json "$OUTD
 
 # Shared libraries carried next to the binary.
 BINDIR=$(dirname "$BINARY")
+# Only the daemon gets the carried libraries: older copies must not shadow the workloads' own.
+DAEMON_LIBS="${LD_LIBRARY_PATH:-}"
 if [ -d "$BINDIR/lib" ]; then
-  export LD_LIBRARY_PATH="$BINDIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "validate.sh: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  DAEMON_LIBS="$BINDIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "validate.sh: daemon LD_LIBRARY_PATH=$DAEMON_LIBS"
 fi
 
 fetch() { # fetch URL [OUTFILE]; curl if present, else Python urllib
@@ -72,7 +74,7 @@ fi
   "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
   "$PYTHON" -c 'import triton; print("triton", triton.__version__)' 2>&1
   echo "binary: $BINARY"
-  "$BINARY" --version 2>&1
+  LD_LIBRARY_PATH="$DAEMON_LIBS" "$BINARY" --version 2>&1
 } > "$OUTDIR/environment.txt"
 cat "$OUTDIR/environment.txt"
 
@@ -93,7 +95,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "validate.sh: starting $BINARY --listen 127.0.0.1:$PORT --scan-interval 200ms"
-"$BINARY" --listen "127.0.0.1:$PORT" --scan-interval 200ms --log-level info \
+LD_LIBRARY_PATH="$DAEMON_LIBS" "$BINARY" --listen "127.0.0.1:$PORT" --scan-interval 200ms --log-level info \
   > "$OUTDIR/daemon.log" 2>&1 &
 DAEMON_PID=$!
 

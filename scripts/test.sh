@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, and runs the whole test suite. Run as root: the privileged
+# tests load BPF programs and attach uprobes to a stand-in libcuda.so.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+promtool check metrics < tests/fixtures/golden/cuda_metrics.prom
+cd build
+# Unit tests run in parallel; privileged ones are RUN_SERIAL (they share the kernel's uprobes).
+ctest --output-on-failure -j "$(nproc)"
