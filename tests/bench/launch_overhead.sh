@@ -14,11 +14,26 @@ work=$(mktemp -d)
 daemon_pid=""
 trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
+run_index=0
+counted=0
+# Prints ns per launch of one run; with the daemon up, adds what it counted for that process
+# (read while the process is still alive: a process's series go when it exits).
 ns_per_launch() {
-  local start end
+  local start end out="$work/run$run_index.out" stop="$work/stop$run_index" pid
+  run_index=$((run_index + 1))
   start=$(date +%s%N)
-  "$SCENARIO" "launch:bench_kernel:$LAUNCHES" >/dev/null
+  "$SCENARIO" "launch:bench_kernel:$LAUNCHES" ready "wait:$stop" > "$out" &
+  local scenario_pid=$!
+  until grep -q '^ready' "$out"; do sleep 0.001; done
   end=$(date +%s%N)
+  pid=$(awk '/^ready/ {print $2}' "$out")
+  if [ -n "$daemon_pid" ]; then
+    sleep 0.6 # three scans
+    counted=$((counted + $(curl -s "127.0.0.1:$PORT/metrics" |
+      awk -v pid="pid=\"$pid\"" 'index($0, pid) && /kernel="bench_kernel"/ {s += $2} END {print s + 0}')))
+  fi
+  touch "$stop"
+  wait "$scenario_pid"
   echo $(( (end - start) / LAUNCHES ))
 }
 
@@ -33,11 +48,14 @@ done
 
 without=(); with=()
 for _ in $(seq "$REPS"); do
-  with+=("$(ns_per_launch)")
+  ns_per_launch > "$work/ns"
+  with+=("$(cat "$work/ns")")
 done
-counted=$(curl -s "127.0.0.1:$PORT/metrics" | awk '/kernel="bench_kernel"/ {s += $2} END {print s + 0}')
 kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
-for _ in $(seq "$REPS"); do without+=("$(ns_per_launch)"); done
+for _ in $(seq "$REPS"); do
+  ns_per_launch > "$work/ns"
+  without+=("$(cat "$work/ns")")
+done
 touch "$work/stop"
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
