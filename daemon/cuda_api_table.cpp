@@ -126,15 +126,11 @@ std::optional<MemoryKind> allocation_kind(nt_api api) {
 }
 
 bool is_free_api(nt_api api) { return api >= NT_API_MEM_FREE && api <= NT_API_MEM_RELEASE; }
-bool is_copy_api(nt_api api) {
-  return api >= NT_API_MEMCPY_HTOD && api <= NT_API_MEMCPY_3D_ASYNC;
-}
+bool is_copy_api(nt_api api) { return api >= NT_API_MEMCPY_HTOD && api <= NT_API_MEMCPY_3D_ASYNC; }
 bool is_sync_api(nt_api api) {
   return api >= NT_API_STREAM_SYNCHRONIZE && api <= NT_API_EVENT_SYNCHRONIZE;
 }
-bool is_launch_api(nt_api api) {
-  return api >= NT_API_LAUNCH_KERNEL && api <= NT_API_GRAPH_LAUNCH;
-}
+bool is_launch_api(nt_api api) { return api >= NT_API_LAUNCH_KERNEL && api <= NT_API_GRAPH_LAUNCH; }
 
 std::string cu_result_name(std::uint32_t result) {
   // The codes a tracer is likely to see (cuda.h CUresult); the rest keep their number.

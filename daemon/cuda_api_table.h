@@ -39,7 +39,8 @@ bool is_copy_api(nt_api api);
 bool is_sync_api(nt_api api);
 bool is_launch_api(nt_api api);
 
-// Human name of a CUresult, e.g. 2 -> "CUDA_ERROR_OUT_OF_MEMORY"; unknown codes -> "CUDA_ERROR_<n>".
+// Human name of a CUresult, e.g. 2 -> "CUDA_ERROR_OUT_OF_MEMORY"; unknown codes ->
+// "CUDA_ERROR_<n>".
 std::string cu_result_name(std::uint32_t result);
 
 } // namespace neutracer

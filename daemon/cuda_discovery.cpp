@@ -56,8 +56,8 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
       process.libraries.push_back(id);
       // A deleted file cannot be reopened by path; the process still counts as CUDA.
       if (!entry.deleted && !libraries.contains(id))
-        libraries.emplace(id, CudaLibrary{id, entry.path,
-                                          procfs.path_in_process_root(pid, entry.path).string()});
+        libraries.emplace(
+            id, CudaLibrary{id, entry.path, procfs.path_in_process_root(pid, entry.path).string()});
     }
     result.processes.push_back(std::move(process));
   }

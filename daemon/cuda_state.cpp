@@ -73,8 +73,8 @@ CudaState::CudaState(Settings settings) : settings_(settings) {}
 
 ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const {
   // /proc/<pid>/stat reports start_boottime / (NSEC_PER_SEC / USER_HZ).
-  const std::uint64_t ns_per_tick = 1'000'000'000ull / static_cast<std::uint64_t>(
-                                                           std::max(1L, settings_.ticks_per_second));
+  const std::uint64_t ns_per_tick =
+      1'000'000'000ull / static_cast<std::uint64_t>(std::max(1L, settings_.ticks_per_second));
   return {static_cast<int>(tgid), proc_start_ns / ns_per_tick};
 }
 
@@ -128,8 +128,7 @@ void CudaState::apply(const NameEvent &event) {
                                demangle(event.name)};
 }
 
-void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event,
-                                 MemoryKind kind) {
+void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event, MemoryKind kind) {
   const std::uint64_t size =
       event.api == NT_API_MEM_ALLOC_PITCH ? event.out[1] * event.args[3] : event.args[1];
   const std::uint64_t address = event.out[0];
@@ -189,7 +188,8 @@ void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
   case NT_API_MEMCPY:
   case NT_API_MEMCPY_ASYNC:
     // Unified addressing: the direction is only known when both ends are allocations we saw.
-    direction = direction_of(side_of(state.live, event.args[1]), side_of(state.live, event.args[0]));
+    direction =
+        direction_of(side_of(state.live, event.args[1]), side_of(state.live, event.args[0]));
     break;
   default: // 2D / 3D descriptors, read by the return probe
     direction = direction_of(side_of_memory_type(static_cast<std::uint32_t>(event.out[0])),
@@ -235,8 +235,9 @@ void CudaState::rebuild_kernels(ProcessState &state) const {
   for (const auto &[label, series] : by_label)
     if (!is_pseudo_kernel(label) && !state.promoted.contains(label))
       candidates.emplace_back(series.launches, label);
-  std::sort(candidates.begin(), candidates.end(),
-            [](const auto &a, const auto &b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   for (const auto &[launches, label] : candidates) {
     if (state.promoted.size() >= settings_.max_kernels_per_process)
       break;
@@ -271,8 +272,8 @@ void CudaState::set_inflight_calls(const std::vector<InflightCall> &calls, std::
 void CudaState::tick(double seconds_since_last_tick) {
   if (seconds_since_last_tick <= 0)
     return;
-  const double alpha =
-      1.0 - std::exp(-seconds_since_last_tick / std::max(1e-3, settings_.throughput_window_seconds));
+  const double alpha = 1.0 - std::exp(-seconds_since_last_tick /
+                                      std::max(1e-3, settings_.throughput_window_seconds));
   for (auto &[id, state] : processes_) {
     for (std::size_t i = 0; i < kCopyDirections; ++i) {
       const double rate =

@@ -90,8 +90,8 @@ struct ProcessState {
   std::map<std::string, KernelSeries> kernels;
   std::set<std::string> promoted;
 
-  std::map<std::uint64_t, Allocation> live;      // device pointers and host pinned pointers
-  std::map<std::uint64_t, Allocation> live_vmm;  // cuMemCreate handles
+  std::map<std::uint64_t, Allocation> live;     // device pointers and host pinned pointers
+  std::map<std::uint64_t, Allocation> live_vmm; // cuMemCreate handles
   std::array<MemoryCounters, kMemoryKinds> memory{};
   std::uint64_t unknown_frees = 0; // frees of memory allocated before we attached
 
@@ -130,9 +130,8 @@ public:
   // Takes names and containers from discovery and forgets processes that are gone.
   // `is_alive` answers for processes that have state but were not in this scan.
   // Returns the processes forgotten, so their in-kernel entries can be deleted.
-  std::vector<ProcessId>
-  update_processes(const DiscoveryResult &discovery,
-                   const std::function<bool(const ProcessId &)> &is_alive);
+  std::vector<ProcessId> update_processes(const DiscoveryResult &discovery,
+                                          const std::function<bool(const ProcessId &)> &is_alive);
 
   const std::map<ProcessId, ProcessState> &processes() const { return processes_; }
   ProcessId process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const;

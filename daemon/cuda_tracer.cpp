@@ -1,12 +1,12 @@
 #include "daemon/cuda_tracer.h"
 
+#include <atomic>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
 #include <spdlog/spdlog.h>
 #include <thread>
-#include <atomic>
 
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
@@ -47,12 +47,13 @@ Skeleton *open_and_load(const char *what, Open open, Load load,
   }
   configure(skeleton);
   if (const int error = load(skeleton); error != 0) {
-    const std::string message = std::string("cannot load BPF object ") + what + ": " +
-                                errno_text(error);
+    const std::string message =
+        std::string("cannot load BPF object ") + what + ": " + errno_text(error);
     if (is_permission_error(error))
       throw TracerError(TracerError::Reason::permission, message + "; " + permission_hint());
     throw TracerError(TracerError::Reason::unsupported,
-                      message + "; the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)");
+                      message +
+                          "; the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)");
   }
   return skeleton;
 }
@@ -76,7 +77,8 @@ template <typename Links> void destroy_in_parallel(Links links) {
 
 std::string permission_hint() {
   return "neutracerd needs CAP_SYS_ADMIN (with CAP_BPF and CAP_PERFMON) to load BPF programs and "
-         "attach uprobes: CAP_PERFMON alone is refused when kernel.perf_event_paranoid > 2 (Debian's "
+         "attach uprobes: CAP_PERFMON alone is refused when kernel.perf_event_paranoid > 2 "
+         "(Debian's "
          "default) and on kernels with the CVE-2025-38466 fix; run it as root or from the shipped "
          "systemd unit";
 }
@@ -143,8 +145,8 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   const auto attach_one = [&](bpf_program *program, std::uint64_t offset, nt_api api,
                               bool retprobe) {
     LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = api, .retprobe = retprobe);
-    bpf_link *link = bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(),
-                                                     offset, &options);
+    bpf_link *link =
+        bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(), offset, &options);
     if (!link) {
       const int error = errno;
       if (summary.errors++ == 0)
@@ -188,7 +190,8 @@ void CudaTracer::detach(const LibraryId &id) {
     return;
   auto links = std::move(it->second);
   attachments_.erase(it);
-  reapers_.emplace_back([links = std::move(links)]() mutable { destroy_in_parallel(std::move(links)); });
+  reapers_.emplace_back(
+      [links = std::move(links)]() mutable { destroy_in_parallel(std::move(links)); });
 }
 
 std::vector<LibraryId> CudaTracer::attached() const {
@@ -216,7 +219,8 @@ std::vector<LaunchCount> CudaTracer::read_launch_counts() const {
   std::vector<LaunchCount> counts;
   const int fd = bpf_map__fd(launch_->maps.launches);
   const auto add = [&](const nt_launch_key &key, std::uint64_t value) {
-    counts.push_back({key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle, value});
+    counts.push_back(
+        {key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle, value});
   };
   // Batched reads cost one syscall per 4096 entries instead of two per entry.
   constexpr std::uint32_t kChunk = 4096;

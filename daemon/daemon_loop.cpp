@@ -27,10 +27,10 @@ constexpr int kDetachAfterUnusedScans = 10;
 DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
                        ServiceNotifier &notifier)
     : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
-      notifier_(notifier),
-      state_(CudaState::Settings{config.cuda.max_kernels_per_process,
-                                 std::chrono::duration<double>(config.cuda.throughput_window).count(),
-                                 sysconf(_SC_CLK_TCK)}) {
+      notifier_(notifier), state_(CudaState::Settings{
+                               config.cuda.max_kernels_per_process,
+                               std::chrono::duration<double>(config.cuda.throughput_window).count(),
+                               sysconf(_SC_CLK_TCK)}) {
   health_.version = kVersion;
 }
 

@@ -40,7 +40,10 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
   using neutracer::HttpResponse;
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   return {
-      {"/", [] { return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}}; }},
+      {"/",
+       [] {
+         return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}};
+       }},
       {"/metrics",
        [&publisher, proc_root = config.proc_root] {
          const auto snapshot = publisher.latest();
@@ -102,7 +105,8 @@ int main(int argc, char **argv) {
   ServiceNotifier notifier;
   MetricsPublisher publisher;
   try {
-    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
+    CudaTracer tracer(
+        TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
     DaemonLoop loop(config, tracer, publisher, notifier);
     HttpServer server(config.listen, make_routes(publisher, config));
     loop.scan_once();
@@ -114,9 +118,9 @@ int main(int argc, char **argv) {
     spdlog::info("stopping: detaching probes");
   } catch (const TracerError &error) {
     spdlog::error("{}", error.what());
-    return error.reason == TracerError::Reason::permission ? kExitNoPrivilege
+    return error.reason == TracerError::Reason::permission    ? kExitNoPrivilege
            : error.reason == TracerError::Reason::unsupported ? kExitUnsupportedKernel
-                                                                : kExitRuntimeError;
+                                                              : kExitRuntimeError;
   } catch (const HttpError &error) {
     spdlog::error("{}", error.what());
     return kExitConfigError;

@@ -132,8 +132,10 @@ std::string container_id_from_cgroup(std::string_view cgroup_text) {
     std::size_t j = i;
     while (j < cgroup_text.size() && is_hex(cgroup_text[j]))
       ++j;
-    const bool bounded_before = i == 0 || !std::isalnum(static_cast<unsigned char>(cgroup_text[i - 1]));
-    const bool bounded_after = j == cgroup_text.size() || !std::isalnum(static_cast<unsigned char>(cgroup_text[j]));
+    const bool bounded_before =
+        i == 0 || !std::isalnum(static_cast<unsigned char>(cgroup_text[i - 1]));
+    const bool bounded_after =
+        j == cgroup_text.size() || !std::isalnum(static_cast<unsigned char>(cgroup_text[j]));
     if (j - i == 64 && bounded_before && bounded_after)
       found = std::string(cgroup_text.substr(i, 64));
     i = j;

@@ -11,7 +11,7 @@ namespace neutracer {
 struct MapsEntry {
   std::uint64_t dev = 0; // makedev(major, minor) of the mapped file
   std::uint64_t inode = 0;
-  std::string path;    // as the process sees it (inside its mount namespace)
+  std::string path;     // as the process sees it (inside its mount namespace)
   bool deleted = false; // the file was replaced or removed after mapping
 };
 

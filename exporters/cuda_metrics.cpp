@@ -38,9 +38,9 @@ MetricFamily per_memory_kind(const CudaState &state, std::string name, std::stri
   auto f = family(std::move(name), std::move(help), type);
   for (const auto &[id, process] : state.processes())
     for (const auto kind : kMemoryKindsInOrder)
-      f.samples.push_back({with(process_labels(id, process), "kind",
-                                std::string(memory_kind_name(kind))),
-                           value(process.memory[static_cast<std::size_t>(kind)])});
+      f.samples.push_back(
+          {with(process_labels(id, process), "kind", std::string(memory_kind_name(kind))),
+           value(process.memory[static_cast<std::size_t>(kind)])});
   return f;
 }
 
@@ -88,14 +88,18 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   auto dropped = family("neutracer_events_dropped_total",
                         "Events lost: ring buffer full in the kernel, or rejected as malformed.",
                         MetricType::counter);
-  dropped.samples.push_back({{{"source", "ring_buffer"}}, static_cast<double>(health.ring_buffer_drops)});
-  dropped.samples.push_back({{{"source", "malformed"}}, static_cast<double>(health.malformed_events)});
+  dropped.samples.push_back(
+      {{{"source", "ring_buffer"}}, static_cast<double>(health.ring_buffer_drops)});
+  dropped.samples.push_back(
+      {{{"source", "malformed"}}, static_cast<double>(health.malformed_events)});
   out.push_back(std::move(dropped));
-  auto map_errors = family("neutracer_bpf_map_update_errors_total",
-                           "BPF map insertions that failed because the map was full.",
-                           MetricType::counter);
-  map_errors.samples.push_back({{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
-  map_errors.samples.push_back({{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
+  auto map_errors =
+      family("neutracer_bpf_map_update_errors_total",
+             "BPF map insertions that failed because the map was full.", MetricType::counter);
+  map_errors.samples.push_back(
+      {{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
+  map_errors.samples.push_back(
+      {{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
   out.push_back(std::move(map_errors));
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
@@ -109,13 +113,13 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
 std::vector<MetricFamily> cuda_families(const CudaState &state) {
   std::vector<MetricFamily> out;
 
-  auto launches = family("neutracer_cuda_kernel_launches_total",
-                         "CUDA kernel launches by kernel name (demangled, shortened).",
-                         MetricType::counter);
+  auto launches =
+      family("neutracer_cuda_kernel_launches_total",
+             "CUDA kernel launches by kernel name (demangled, shortened).", MetricType::counter);
   for (const auto &[id, process] : state.processes())
     for (const auto &[label, series] : process.kernels)
-      launches.samples.push_back(
-          {with(process_labels(id, process), "kernel", label), static_cast<double>(series.launches)});
+      launches.samples.push_back({with(process_labels(id, process), "kernel", label),
+                                  static_cast<double>(series.launches)});
   out.push_back(std::move(launches));
 
   out.push_back(per_memory_kind(state, "neutracer_cuda_memory_used_bytes",
@@ -129,10 +133,9 @@ std::vector<MetricFamily> cuda_families(const CudaState &state) {
   out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocations_total",
                                 "Successful CUDA allocations.", MetricType::counter,
                                 [](const MemoryCounters &m) { return double(m.allocations); }));
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_frees_total",
-                                "Frees of allocations neutracerd saw being made.",
-                                MetricType::counter,
-                                [](const MemoryCounters &m) { return double(m.frees); }));
+  out.push_back(per_memory_kind(
+      state, "neutracer_cuda_memory_frees_total", "Frees of allocations neutracerd saw being made.",
+      MetricType::counter, [](const MemoryCounters &m) { return double(m.frees); }));
   out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocated_bytes_total",
                                 "Bytes allocated by successful CUDA allocations.",
                                 MetricType::counter,
@@ -148,24 +151,22 @@ std::vector<MetricFamily> cuda_families(const CudaState &state) {
     unknown.samples.push_back({process_labels(id, process), double(process.unknown_frees)});
   out.push_back(std::move(unknown));
 
-  out.push_back(per_direction(state, "neutracer_cuda_memcpy_bytes_total",
-                              "Bytes copied by CUDA memcpy calls, by direction.",
-                              MetricType::counter, [](const ProcessState &p, std::size_t i) {
-                                return double(p.copy_bytes[i]);
-                              }));
-  out.push_back(per_direction(state, "neutracer_cuda_memcpy_calls_total",
-                              "Successful CUDA memcpy calls, by direction.", MetricType::counter,
-                              [](const ProcessState &p, std::size_t i) {
-                                return double(p.copies[i]);
-                              }));
+  out.push_back(
+      per_direction(state, "neutracer_cuda_memcpy_bytes_total",
+                    "Bytes copied by CUDA memcpy calls, by direction.", MetricType::counter,
+                    [](const ProcessState &p, std::size_t i) { return double(p.copy_bytes[i]); }));
+  out.push_back(
+      per_direction(state, "neutracer_cuda_memcpy_calls_total",
+                    "Successful CUDA memcpy calls, by direction.", MetricType::counter,
+                    [](const ProcessState &p, std::size_t i) { return double(p.copies[i]); }));
   out.push_back(per_direction(
       state, "neutracer_cuda_memcpy_throughput_bytes_per_second",
       "Copy throughput, exponentially smoothed over cuda.throughput_window.", MetricType::gauge,
       [](const ProcessState &p, std::size_t i) { return p.copy_throughput[i]; }));
 
-  auto wait_total = family("neutracer_cuda_sync_wait_seconds_total",
-                           "Seconds spent in CUDA synchronisation calls that returned.",
-                           MetricType::counter);
+  auto wait_total =
+      family("neutracer_cuda_sync_wait_seconds_total",
+             "Seconds spent in CUDA synchronisation calls that returned.", MetricType::counter);
   auto wait_histogram = family("neutracer_cuda_sync_wait_duration_seconds",
                                "Durations of CUDA synchronisation calls.", MetricType::histogram);
   auto in_progress = family("neutracer_cuda_sync_in_progress_seconds",
@@ -189,15 +190,15 @@ std::vector<MetricFamily> cuda_families(const CudaState &state) {
   out.push_back(std::move(wait_histogram));
   out.push_back(std::move(in_progress));
 
-  auto errors = family("neutracer_cuda_api_errors_total",
-                       "CUDA driver calls that returned an error, by API and CUresult.",
-                       MetricType::counter);
+  auto errors =
+      family("neutracer_cuda_api_errors_total",
+             "CUDA driver calls that returned an error, by API and CUresult.", MetricType::counter);
   for (const auto &[id, process] : state.processes())
     for (const auto &[key, count] : process.errors)
-      errors.samples.push_back({with(with(process_labels(id, process), "api",
-                                          std::string(api_name(key.first))),
-                                     "error", cu_result_name(key.second)),
-                                double(count)});
+      errors.samples.push_back(
+          {with(with(process_labels(id, process), "api", std::string(api_name(key.first))), "error",
+                cu_result_name(key.second)),
+           double(count)});
   out.push_back(std::move(errors));
   return out;
 }

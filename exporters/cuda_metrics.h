@@ -14,12 +14,12 @@ struct DaemonHealth {
   std::string version;
   std::uint64_t attached_libraries = 0;
   std::uint64_t attached_probes = 0;
-  std::uint64_t missing_symbols = 0;     // over attached libraries
-  std::uint64_t attach_errors = 0;       // since start
-  std::uint64_t ring_buffer_drops = 0;   // events lost in the kernel (ring buffer full)
-  std::uint64_t malformed_events = 0;    // events rejected by the decoder
-  std::uint64_t launch_map_full = 0;     // launches not counted: map full
-  std::uint64_t inflight_map_full = 0;   // call entries not recorded: map full
+  std::uint64_t missing_symbols = 0;   // over attached libraries
+  std::uint64_t attach_errors = 0;     // since start
+  std::uint64_t ring_buffer_drops = 0; // events lost in the kernel (ring buffer full)
+  std::uint64_t malformed_events = 0;  // events rejected by the decoder
+  std::uint64_t launch_map_full = 0;   // launches not counted: map full
+  std::uint64_t inflight_map_full = 0; // call entries not recorded: map full
   std::uint64_t unreadable_processes = 0;
   double scan_duration_seconds = 0;
   std::uint64_t scans = 0;

@@ -72,11 +72,16 @@ HttpServer::HttpServer(const std::string &listen, HttpRoutes routes) : routes_(s
   std::string ports = listen;
   if (ports.starts_with("localhost:"))
     ports = "127.0.0.1:" + ports.substr(std::strlen("localhost:"));
-  const char *options[] = {"listening_ports", ports.c_str(),
-                           "num_threads", "4",
-                           "request_timeout_ms", "10000",
-                           "max_request_size", "16384",
-                           "enable_keep_alive", "yes",
+  const char *options[] = {"listening_ports",
+                           ports.c_str(),
+                           "num_threads",
+                           "4",
+                           "request_timeout_ms",
+                           "10000",
+                           "max_request_size",
+                           "16384",
+                           "enable_keep_alive",
+                           "yes",
                            nullptr};
   mg_callbacks callbacks{};
   callbacks.log_message = log_message;

@@ -9,9 +9,8 @@ std::string kernels_json(const CudaState &state) {
   for (const auto &[id, process] : state.processes()) {
     auto kernels = nlohmann::json::array();
     for (const auto &[label, series] : process.kernels)
-      kernels.push_back({{"kernel", label},
-                         {"launches", series.launches},
-                         {"full_names", series.full_names}});
+      kernels.push_back(
+          {{"kernel", label}, {"launches", series.launches}, {"full_names", series.full_names}});
     processes.push_back({{"pid", id.pid},
                          {"comm", process.comm},
                          {"container", process.container},

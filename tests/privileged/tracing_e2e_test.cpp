@@ -71,7 +71,8 @@ protected:
   // Waits for `scans` more completed scans, so everything before now is published.
   void wait_scans(int scans) {
     const double start = scrape()["neutracer_scans_total"];
-    ASSERT_TRUE(eventually([&] { return scrape()["neutracer_scans_total"] >= start + scans; }, 10s));
+    ASSERT_TRUE(
+        eventually([&] { return scrape()["neutracer_scans_total"] >= start + scans; }, 10s));
   }
 
   struct Scenario {
@@ -123,9 +124,8 @@ protected:
         << "scenario failed; stderr in " << dir_ / "scenario.err";
   }
 
-  std::vector<std::pair<std::string, std::string>> labels(const Scenario &scenario,
-                                                          const std::string &name,
-                                                          const std::string &value) const {
+  std::vector<std::pair<std::string, std::string>>
+  labels(const Scenario &scenario, const std::string &name, const std::string &value) const {
     return {{"pid", scenario.pid}, {"comm", kComm}, {name, value}};
   }
 
@@ -162,13 +162,12 @@ TEST_F(TracingE2E, CountsLaunchesPerKernelName) {
 TEST_F(TracingE2E, AttachesToARunningProcessAndLeavesEarlierKernelsUnresolved) {
   // "early" is looked up and launched before the daemon attaches; the program keeps its handle,
   // so the launches after attach are counted under [unresolved]. "late" is named after attach.
-  auto scenario =
-      run_scenario({"launch:early:10", "alloc:4096:1"},
-                   {"relaunch:90", "launch:late:40", "free:1"});
+  auto scenario = run_scenario({"launch:early:10", "alloc:4096:1"},
+                               {"relaunch:90", "launch:late:40", "free:1"});
   const auto s = scrape();
-  EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total",
-                  labels(scenario, "kernel", "[unresolved]")),
-            90);
+  EXPECT_EQ(
+      value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "[unresolved]")),
+      90);
   EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "late")),
             40);
   // The free of a pre-attach allocation is counted apart and never drives memory negative.
@@ -180,9 +179,9 @@ TEST_F(TracingE2E, AttachesToARunningProcessAndLeavesEarlierKernelsUnresolved) {
 }
 
 TEST_F(TracingE2E, TracksMemoryByKind) {
-  auto scenario = run_scenario(
-      {}, {"alloc:1048576:3", "free:1", "alloc_async:4096:2", "alloc_managed:8192:1",
-           "host_alloc:65536:1", "vmm_create:2097152:2", "free:1", "alloc_pitch:1000:10:1"});
+  auto scenario = run_scenario({}, {"alloc:1048576:3", "free:1", "alloc_async:4096:2",
+                                    "alloc_managed:8192:1", "host_alloc:65536:1",
+                                    "vmm_create:2097152:2", "free:1", "alloc_pitch:1000:10:1"});
   const auto s = scrape();
   const auto memory = [&](const std::string &metric, const std::string &kind) {
     return value(s, "neutracer_cuda_memory_" + metric, labels(scenario, "kind", kind));
@@ -254,14 +253,16 @@ TEST_F(TracingE2E, MeasuresSyncWaitsAndShowsAWaitInProgress) {
   EXPECT_EQ(value(s, "neutracer_cuda_sync_wait_duration_seconds_count",
                   labels(scenario, "api", "cuStreamSynchronize")),
             1);
-  EXPECT_EQ(value(s, "neutracer_cuda_sync_wait_duration_seconds_bucket",
-                  {{"pid", scenario.pid}, {"comm", kComm}, {"api", "cuStreamSynchronize"},
-                   {"le", "0.1"}}),
-            0);
-  EXPECT_EQ(value(s, "neutracer_cuda_sync_wait_duration_seconds_bucket",
-                  {{"pid", scenario.pid}, {"comm", kComm}, {"api", "cuStreamSynchronize"},
-                   {"le", "0.5"}}),
-            1);
+  EXPECT_EQ(
+      value(
+          s, "neutracer_cuda_sync_wait_duration_seconds_bucket",
+          {{"pid", scenario.pid}, {"comm", kComm}, {"api", "cuStreamSynchronize"}, {"le", "0.1"}}),
+      0);
+  EXPECT_EQ(
+      value(
+          s, "neutracer_cuda_sync_wait_duration_seconds_bucket",
+          {{"pid", scenario.pid}, {"comm", kComm}, {"api", "cuStreamSynchronize"}, {"le", "0.5"}}),
+      1);
   EXPECT_GE(value(s, "neutracer_cuda_sync_wait_seconds_total",
                   labels(scenario, "api", "cuCtxSynchronize")),
             0.045);
@@ -318,17 +319,17 @@ TEST_F(TracingE2E, SelfMetricsArePresentFromTheFirstScrapeAndLintClean) {
   EXPECT_NE(reply->headers.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"),
             std::string::npos);
   const auto s = parse_scrape(reply->body);
-  for (const auto *name :
-       {"neutracer_cuda_processes", "neutracer_attached_libraries",
-        "neutracer_probe_attach_errors_total", "neutracer_scan_duration_seconds",
-        "process_resident_memory_bytes", "process_cpu_seconds_total"})
+  for (const auto *name : {"neutracer_cuda_processes", "neutracer_attached_libraries",
+                           "neutracer_probe_attach_errors_total", "neutracer_scan_duration_seconds",
+                           "process_resident_memory_bytes", "process_cpu_seconds_total"})
     EXPECT_TRUE(s.contains(name)) << name;
   EXPECT_EQ(s.at("neutracer_events_dropped_total{source=\"ring_buffer\"}"), 0);
   EXPECT_EQ(s.at("neutracer_bpf_map_update_errors_total{map=\"launches\"}"), 0);
   EXPECT_EQ(s.at("neutracer_build_info{version=\"" NEUTRACER_VERSION "\"}"), 1);
 
   // promtool lints a scrape that has every family populated.
-  auto scenario = run_scenario({}, {"launch:k:1", "alloc:4096:1", "h2d:16:1", "sync:1", "oom:4000000000"});
+  auto scenario =
+      run_scenario({}, {"launch:k:1", "alloc:4096:1", "h2d:16:1", "sync:1", "oom:4000000000"});
   const auto full = http_get(port_, "/metrics");
   ASSERT_TRUE(full);
   const auto file = dir_ / "scrape.prom";

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "golden_file.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
@@ -172,20 +174,7 @@ TEST(CudaMetrics, MatchesGoldenFile) {
   const std::string path = NEUTRACER_FIXTURES_DIR "/golden/cuda_metrics.prom";
   const std::string rendered = render(all_families(deterministic_state()));
 
-  const char *update = std::getenv("NEUTRACER_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    ASSERT_TRUE(out) << "cannot write " << path;
-    out << rendered;
-    out.close();
-    ASSERT_TRUE(out) << "write failed: " << path;
-    GTEST_SKIP() << "golden file rewritten: " << path;
-  }
-
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path;
-  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_EQ(rendered, expected);
+  neutracer::test::expect_matches_golden(path, rendered);
 }
 
 TEST(CudaMetrics, RenderingIsDeterministic) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "golden_file.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -104,20 +106,7 @@ TEST(RenderText, MatchesGoldenFile) {
   const std::string path = NEUTRACER_FIXTURES_DIR "/golden/exposition.prom";
   const std::string rendered = render(golden_families());
 
-  const char *update = std::getenv("NEUTRACER_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    ASSERT_TRUE(out) << "cannot write " << path;
-    out << rendered;
-    out.close();
-    ASSERT_TRUE(out) << "write failed: " << path;
-    GTEST_SKIP() << "golden file rewritten: " << path;
-  }
-
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path;
-  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_EQ(rendered, expected);
+  neutracer::test::expect_matches_golden(path, rendered);
 }
 
 TEST(RenderText, HelpAndTypeLines) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The binary's flags and exit codes, as a user and systemd see them. Usage: exit_codes.sh NEUTRACERD
+set -u
+bin=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+expect() { # expect CODE PATTERN -- ARGS...
+  local code=$1 pattern=$2
+  shift 3
+  local output status
+  output=$("$bin" "$@" 2>&1)
+  status=$?
+  if [ "$status" -ne "$code" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+    echo "FAIL: neutracerd $* -> exit $status (want $code), output: $output"
+    failures=$((failures + 1))
+  else
+    echo "ok: neutracerd $* -> $code"
+  fi
+}
+printf 'listen: "127.0.0.1:10492"\nscan_interval: 2s\n' > "$dir/good.yaml"
+printf 'listen: [\n' > "$dir/broken.yaml"
+printf 'listn: "127.0.0.1:1"\n' > "$dir/unknown.yaml"
+printf 'cuda:\n  max_kernels_per_process: lots\n' > "$dir/type.yaml"
+printf 'scan_interval: 10ms\n' > "$dir/range.yaml"
+
+expect 0 '^neutracerd [0-9]+\.[0-9]+\.[0-9]+$' -- --version
+expect 0 '--scan-interval' -- --help
+expect 0 'valid' -- --check-config --config "$dir/good.yaml"
+expect 2 'broken.yaml:[0-9]+' -- --check-config --config "$dir/broken.yaml"
+expect 2 "listn" -- --check-config --config "$dir/unknown.yaml"
+expect 2 'max_kernels_per_process' -- --check-config --config "$dir/type.yaml"
+expect 2 'scan_interval' -- --check-config --config "$dir/range.yaml"
+expect 2 'missing.yaml' -- --check-config --config "$dir/missing.yaml"
+expect 2 'listen' -- --check-config --config "$dir/good.yaml" --listen '[::1]:80'
+expect 2 'no-such-flag' -- --no-such-flag
+expect 2 'scan-interval' -- --check-config --scan-interval soon
+exit $((failures > 0))
