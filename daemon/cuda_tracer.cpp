@@ -73,6 +73,20 @@ template <typename Links> void destroy_in_parallel(Links links) {
     thread.join();
 }
 
+// Walks a hash map key by key (two syscalls per entry): for small maps, and where batched
+// lookups are unavailable.
+template <typename Key, typename Value, typename Fn> void for_each_entry(int fd, Fn &&fn) {
+  Key key{}, next{};
+  const Key *previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    Value value{};
+    if (bpf_map_lookup_elem(fd, &next, &value) == 0)
+      fn(next, value);
+    key = next;
+    previous = &key;
+  }
+}
+
 } // namespace
 
 std::string permission_hint() {
@@ -243,32 +257,19 @@ std::vector<LaunchCount> CudaTracer::read_launch_counts() const {
     first = false;
   }
   counts.clear();
-  nt_launch_key key{}, next{};
-  const nt_launch_key *previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
-    std::uint64_t value = 0;
-    if (bpf_map_lookup_elem(fd, &next, &value) == 0)
-      add(next, value);
-    key = next;
-    previous = &key;
-  }
+  for_each_entry<nt_launch_key, std::uint64_t>(fd, add);
   return counts;
 }
 
 std::vector<InflightCall> CudaTracer::read_inflight_calls() const {
   std::vector<InflightCall> calls;
   const int fd = bpf_map__fd(calls_->maps.inflight);
-  nt_inflight_key key{}, next{};
-  const nt_inflight_key *previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
-    nt_inflight_call call{};
-    if (bpf_map_lookup_elem(fd, &next, &call) == 0)
-      calls.push_back({static_cast<std::uint32_t>(next.pid_tgid >> 32),
-                       static_cast<std::uint32_t>(next.pid_tgid), call.proc_start_ns,
-                       static_cast<nt_api>(next.api), call.enter_ns});
-    key = next;
-    previous = &key;
-  }
+  for_each_entry<nt_inflight_key, nt_inflight_call>(
+      fd, [&](const nt_inflight_key &key, const nt_inflight_call &call) {
+        calls.push_back({static_cast<std::uint32_t>(key.pid_tgid >> 32),
+                         static_cast<std::uint32_t>(key.pid_tgid), call.proc_start_ns,
+                         static_cast<nt_api>(key.api), call.enter_ns});
+      });
   return calls;
 }
 
