@@ -7,7 +7,9 @@
 #include <exception>
 #include <limits>
 #include <set>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace neutracer {
 namespace {
@@ -92,6 +94,34 @@ std::optional<std::string> check_duration_range(milliseconds value, milliseconds
 
 std::optional<std::string> check_throughput_window(milliseconds value) {
   return check_duration_range(value, kMinThroughputWindow, kMaxThroughputWindow);
+}
+
+// Fields checked only by range; each table row reads, checks and names one value.
+constexpr milliseconds kMinDetectorDuration{1000};
+constexpr milliseconds kMaxDetectorDuration{24 * 3600 * 1000};
+
+std::optional<std::string> check_detector_duration(milliseconds value) {
+  return check_duration_range(value, kMinDetectorDuration, kMaxDetectorDuration);
+}
+std::optional<std::string> check_leak_windows(std::uint64_t value) {
+  return check_range(value, 2, 1000);
+}
+std::optional<std::string> check_min_growth(std::uint64_t value) {
+  return check_range(value, 1ull << 20, 1ull << 50);
+}
+std::optional<std::string> check_probability(double value) {
+  if (!(value > 0.5 && value < 1.0))
+    return "must be above 0.5 and below 1";
+  return std::nullopt;
+}
+std::optional<std::string> check_storm_retries(std::uint64_t value) {
+  return check_range(value, 1, 1000000);
+}
+std::optional<std::string> check_alert_cooldown(milliseconds value) {
+  return check_duration_range(value, milliseconds(1), kMaxDetectorDuration);
+}
+std::optional<std::string> check_alerts_per_minute(std::uint64_t value) {
+  return check_range(value, 1, 100000);
 }
 
 std::string invalid_value(std::string_view key, std::string_view value, std::string_view problem) {
@@ -201,6 +231,51 @@ read_checked_duration(const YAML::Node &node, milliseconds &out,
   return std::nullopt;
 }
 
+std::optional<std::string> read_u64_field(const YAML::Node &node, std::uint64_t &out,
+                                          std::optional<std::string> (*check)(std::uint64_t)) {
+  std::uint64_t value = 0;
+  if (auto problem = read_uint(node, value))
+    return problem;
+  if (auto problem = check(value))
+    return "invalid value " + node.Scalar() + ": " + *problem;
+  out = value;
+  return std::nullopt;
+}
+
+std::optional<std::string> read_double_field(const YAML::Node &node, double &out,
+                                             std::optional<std::string> (*check)(double)) {
+  if (!node.IsScalar() || node.Tag() == "!")
+    return "expected a number, got " + describe_type(node);
+  const std::string &text = node.Scalar();
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    return "expected a number, got '" + text + "'";
+  if (auto problem = check(value))
+    return "invalid value " + text + ": " + *problem;
+  out = value;
+  return std::nullopt;
+}
+
+std::optional<std::string> read_bool(const YAML::Node &node, bool &out) {
+  if (node.IsScalar() && node.Tag() != "!") {
+    if (node.Scalar() == "true") {
+      out = true;
+      return std::nullopt;
+    }
+    if (node.Scalar() == "false") {
+      out = false;
+      return std::nullopt;
+    }
+  }
+  return "expected true or false, got " + describe_type(node);
+}
+
 struct Field {
   const char *name;
   FieldReader read;                  // for scalar keys
@@ -230,6 +305,81 @@ const std::vector<Field> kCudaFields = {
      nullptr},
 };
 
+const std::vector<Field> kLeakFields = {
+    {"window",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.detectors.leak_window, check_detector_duration);
+     },
+     nullptr},
+    {"windows",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.detectors.leak_windows, check_leak_windows);
+     },
+     nullptr},
+    {"min_growth_bytes",
+     [](const YAML::Node &v, Config &c) {
+       return read_u64_field(v, c.detectors.leak_min_growth_bytes, check_min_growth);
+     },
+     nullptr},
+    {"sample_step_bytes",
+     [](const YAML::Node &v, Config &c) {
+       return read_u64_field(v, c.detectors.leak_sample_step_bytes, check_min_growth);
+     },
+     nullptr},
+    {"probability",
+     [](const YAML::Node &v, Config &c) {
+       return read_double_field(v, c.detectors.leak_probability, check_probability);
+     },
+     nullptr},
+};
+
+const std::vector<Field> kHangFields = {
+    {"call_threshold",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.detectors.hang_call_threshold, check_detector_duration);
+     },
+     nullptr},
+    {"stalled_launches",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.detectors.hang_stalled_launches, check_detector_duration);
+     },
+     nullptr},
+};
+
+const std::vector<Field> kFragmentationFields = {
+    {"retry_storm_retries",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.detectors.retry_storm_retries, check_storm_retries);
+     },
+     nullptr},
+    {"retry_storm_window",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.detectors.retry_storm_window, check_detector_duration);
+     },
+     nullptr},
+};
+
+const std::vector<Field> kDetectorFields = {
+    {"leak", nullptr, &kLeakFields},
+    {"hang", nullptr, &kHangFields},
+    {"fragmentation", nullptr, &kFragmentationFields},
+};
+
+const std::vector<Field> kAlertFields = {
+    {"cooldown",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.alerts.cooldown, check_alert_cooldown);
+     },
+     nullptr},
+    {"max_per_minute",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.alerts.max_per_minute, check_alerts_per_minute);
+     },
+     nullptr},
+    {"journal", [](const YAML::Node &v, Config &c) { return read_bool(v, c.alerts.journal); },
+     nullptr},
+};
+
 const std::vector<Field> kTopFields = {
     {"listen",
      [](const YAML::Node &v, Config &c) {
@@ -252,6 +402,8 @@ const std::vector<Field> kTopFields = {
      },
      nullptr},
     {"cuda", nullptr, &kCudaFields},
+    {"detectors", nullptr, &kDetectorFields},
+    {"alerts", nullptr, &kAlertFields},
 };
 
 std::string known_keys(const std::vector<Field> &fields, const std::string &prefix) {
@@ -484,6 +636,35 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_throughput_window(cuda.throughput_window))
       return ConfigError{invalid_value("cuda.throughput_window",
                                        format_duration(cuda.throughput_window), *problem)};
+    const Config::Detectors &d = config.detectors;
+    for (const auto &[key, value] :
+         {std::pair{"detectors.leak.window", d.leak_window},
+          std::pair{"detectors.hang.call_threshold", d.hang_call_threshold},
+          std::pair{"detectors.hang.stalled_launches", d.hang_stalled_launches},
+          std::pair{"detectors.fragmentation.retry_storm_window", d.retry_storm_window}})
+      if (auto problem = check_detector_duration(value))
+        return ConfigError{invalid_value(key, format_duration(value), *problem)};
+    if (auto problem = check_leak_windows(d.leak_windows))
+      return ConfigError{
+          invalid_value("detectors.leak.windows", std::to_string(d.leak_windows), *problem)};
+    if (auto problem = check_min_growth(d.leak_min_growth_bytes))
+      return ConfigError{invalid_value("detectors.leak.min_growth_bytes",
+                                       std::to_string(d.leak_min_growth_bytes), *problem)};
+    if (auto problem = check_min_growth(d.leak_sample_step_bytes))
+      return ConfigError{invalid_value("detectors.leak.sample_step_bytes",
+                                       std::to_string(d.leak_sample_step_bytes), *problem)};
+    if (auto problem = check_probability(d.leak_probability))
+      return ConfigError{invalid_value("detectors.leak.probability",
+                                       std::to_string(d.leak_probability), *problem)};
+    if (auto problem = check_storm_retries(d.retry_storm_retries))
+      return ConfigError{invalid_value("detectors.fragmentation.retry_storm_retries",
+                                       std::to_string(d.retry_storm_retries), *problem)};
+    if (auto problem = check_alert_cooldown(config.alerts.cooldown))
+      return ConfigError{
+          invalid_value("alerts.cooldown", format_duration(config.alerts.cooldown), *problem)};
+    if (auto problem = check_alerts_per_minute(config.alerts.max_per_minute))
+      return ConfigError{invalid_value("alerts.max_per_minute",
+                                       std::to_string(config.alerts.max_per_minute), *problem)};
     return std::nullopt;
   } catch (const std::exception &e) {
     return ConfigError{std::string("configuration check failed: ") + e.what()};

@@ -29,6 +29,39 @@ struct Config {
     bool operator==(const Cuda &) const = default;
   } cuda;
 
+  struct Detectors {
+    // Leak: the per-window minimum of GPU memory in use must rise through `leak_windows`
+    // windows of `leak_window` by at least `leak_min_growth_bytes`, and the rule of
+    // succession over high-water-mark samples must reach `leak_probability`.
+    std::chrono::milliseconds leak_window{60000};
+    std::uint32_t leak_windows = 5;
+    std::uint64_t leak_min_growth_bytes = 256ull << 20;
+    double leak_probability = 0.75;
+    // A high-water-mark sample is taken each time use passes the last mark by this much.
+    std::uint64_t leak_sample_step_bytes = 64ull << 20;
+    // Hang: a CUDA call running this long, or launches stopped this long while the
+    // process spins on a CPU and holds GPU memory.
+    std::chrono::milliseconds hang_call_threshold{60000};
+    std::chrono::milliseconds hang_stalled_launches{120000};
+    // Fragmentation: this many allocator retries (failed allocation, frees, success)
+    // within `retry_storm_window` raise the alert.
+    std::uint32_t retry_storm_retries = 3;
+    std::chrono::milliseconds retry_storm_window{60000};
+
+    bool operator==(const Detectors &) const = default;
+  } detectors;
+
+  struct Alerts {
+    // A condition that clears and returns within this time is not announced again.
+    std::chrono::milliseconds cooldown{600000};
+    // Notifications above this rate, over all processes and kinds, are counted, not sent.
+    std::uint32_t max_per_minute = 30;
+    // Also write each alert to the systemd journal.
+    bool journal = true;
+
+    bool operator==(const Alerts &) const = default;
+  } alerts;
+
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;
 };

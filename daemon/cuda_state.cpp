@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "daemon/kernel_names.h"
 
@@ -69,6 +70,13 @@ std::string_view copy_direction_name(CopyDirection direction) {
   return "default";
 }
 
+std::uint64_t ProcessState::gpu_bytes_in_use() const {
+  std::uint64_t total = 0;
+  for (const auto kind : {MemoryKind::device, MemoryKind::managed, MemoryKind::vmm})
+    total += memory[index_of(kind)].used_bytes;
+  return total;
+}
+
 CudaState::CudaState(Settings settings) : settings_(settings) {}
 
 ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const {
@@ -103,8 +111,17 @@ void CudaState::apply(const nt_call_event &event) {
       ++sync.buckets[static_cast<std::size_t>(bucket - kSyncWaitBuckets.begin())];
     return;
   }
-  if (event.result != 0)
+  if (event.result != 0) {
+    const auto kind = allocation_kind(api);
+    if (kind && *kind != MemoryKind::host_pinned) {
+      // Width x height for a pitched request: the pitch is only written on success.
+      const std::uint64_t requested =
+          api == NT_API_MEM_ALLOC_PITCH ? event.args[2] * event.args[3] : event.args[1];
+      ++state.failed_allocations;
+      record_change(state, event, MemoryChangeKind::failed_allocation, 0, requested);
+    }
     return;
+  }
   if (const auto kind = allocation_kind(api))
     apply_allocation(state, event, *kind);
   else if (is_free_api(api))
@@ -145,6 +162,18 @@ void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event
   counters.allocated_bytes += size;
   counters.used_bytes += size;
   counters.peak_bytes = std::max(counters.peak_bytes, counters.used_bytes);
+  if (kind != MemoryKind::host_pinned)
+    record_change(state, event, MemoryChangeKind::allocation, address, size);
+}
+
+void CudaState::record_change(ProcessState &state, const nt_call_event &event,
+                              MemoryChangeKind kind, std::uint64_t address, std::uint64_t bytes) {
+  if (state.memory_changes.size() >= kMaxMemoryChangesPerScan) {
+    ++state.memory_changes_dropped;
+    return;
+  }
+  state.memory_changes.push_back(
+      {event.exit_ns, kind, address, bytes, state.gpu_bytes_in_use(), event.result});
 }
 
 void CudaState::apply_free(ProcessState &state, const nt_call_event &event) {
@@ -157,11 +186,14 @@ void CudaState::apply_free(ProcessState &state, const nt_call_event &event) {
     ++state.unknown_frees;
     return;
   }
-  auto &counters = state.memory[index_of(it->second.kind)];
+  const auto [size, kind] = it->second;
+  auto &counters = state.memory[index_of(kind)];
   ++counters.frees;
-  counters.freed_bytes += it->second.size;
-  counters.used_bytes -= std::min(counters.used_bytes, it->second.size);
+  counters.freed_bytes += size;
+  counters.used_bytes -= std::min(counters.used_bytes, size);
   live.erase(it);
+  if (kind != MemoryKind::host_pinned)
+    record_change(state, event, MemoryChangeKind::free, address, size);
 }
 
 void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
@@ -257,14 +289,22 @@ void CudaState::rebuild_kernels(ProcessState &state) const {
 }
 
 void CudaState::set_inflight_calls(const std::vector<InflightCall> &calls, std::uint64_t now_ns) {
-  for (auto &[id, state] : processes_)
+  for (auto &[id, state] : processes_) {
     for (auto &[api, sync] : state.syncs)
       sync.in_progress_seconds = 0;
+    state.longest_call_seconds = 0;
+    state.longest_call_api = NT_API_NONE;
+  }
   for (const auto &call : calls) {
+    auto &state = process(call.tgid, call.proc_start_ns);
+    const double age = now_ns > call.enter_ns ? (now_ns - call.enter_ns) / 1e9 : 0.0;
+    if (age > state.longest_call_seconds) {
+      state.longest_call_seconds = age;
+      state.longest_call_api = call.api;
+    }
     if (!is_sync_api(call.api))
       continue;
-    auto &sync = process(call.tgid, call.proc_start_ns).syncs[call.api];
-    const double age = now_ns > call.enter_ns ? (now_ns - call.enter_ns) / 1e9 : 0.0;
+    auto &sync = state.syncs[call.api];
     sync.in_progress_seconds = std::max(sync.in_progress_seconds, age);
   }
 }
@@ -300,12 +340,23 @@ CudaState::update_processes(const DiscoveryResult &discovery,
   for (auto it = processes_.begin(); it != processes_.end();) {
     if (!seen.contains(it->first) && !is_alive(it->first)) {
       removed.push_back(it->first);
+      exited_.push_back({it->first, it->second.comm, it->second.gpu_bytes_in_use()});
       it = processes_.erase(it);
     } else {
       ++it;
     }
   }
   return removed;
+}
+
+std::vector<ExitedProcess> CudaState::take_exited() { return std::exchange(exited_, {}); }
+
+std::map<ProcessId, std::vector<MemoryChange>> CudaState::take_memory_changes() {
+  std::map<ProcessId, std::vector<MemoryChange>> changes;
+  for (auto &[id, state] : processes_)
+    if (!state.memory_changes.empty())
+      changes.emplace(id, std::exchange(state.memory_changes, {}));
+  return changes;
 }
 
 } // namespace neutracer

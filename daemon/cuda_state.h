@@ -13,6 +13,7 @@
 #include "daemon/cuda_api_table.h"
 #include "daemon/cuda_discovery.h"
 #include "daemon/event_decoder.h"
+#include "detectors/memory_change.h"
 
 namespace neutracer {
 
@@ -102,7 +103,28 @@ struct ProcessState {
 
   std::map<nt_api, SyncCounters> syncs;
   std::map<std::pair<nt_api, std::uint32_t>, std::uint64_t> errors; // (api, CUresult) -> count
+
+  // Longest CUDA call of any kind still running at the last inflight read.
+  double longest_call_seconds = 0;
+  nt_api longest_call_api = NT_API_NONE;
+
+  // GPU memory changes since the detectors last took them; bounded.
+  std::vector<MemoryChange> memory_changes;
+  std::uint64_t memory_changes_dropped = 0;
+  std::uint64_t failed_allocations = 0;
+
+  std::uint64_t gpu_bytes_in_use() const; // device, managed and vmm; not host pinned
 };
+
+// What a process left behind when it exited: information, never an alert.
+struct ExitedProcess {
+  ProcessId id;
+  std::string comm;
+  std::uint64_t gpu_bytes_in_use = 0;
+};
+
+// Memory changes kept per process between two scans.
+inline constexpr std::size_t kMaxMemoryChangesPerScan = 1u << 16;
 
 class CudaState {
 public:
@@ -133,6 +155,12 @@ public:
   std::vector<ProcessId> update_processes(const DiscoveryResult &discovery,
                                           const std::function<bool(const ProcessId &)> &is_alive);
 
+  // Processes forgotten by update_processes since the last call.
+  std::vector<ExitedProcess> take_exited();
+
+  // Each process's memory changes since the last call, emptied.
+  std::map<ProcessId, std::vector<MemoryChange>> take_memory_changes();
+
   const std::map<ProcessId, ProcessState> &processes() const { return processes_; }
   ProcessId process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const;
 
@@ -144,9 +172,12 @@ private:
   void apply_free(ProcessState &process, const nt_call_event &event);
   void apply_copy(ProcessState &process, const nt_call_event &event);
   void rebuild_kernels(ProcessState &process) const;
+  void record_change(ProcessState &process, const nt_call_event &event, MemoryChangeKind kind,
+                     std::uint64_t address, std::uint64_t bytes);
 
   Settings settings_;
   std::map<ProcessId, ProcessState> processes_;
+  std::vector<ExitedProcess> exited_;
 };
 
 } // namespace neutracer

@@ -185,10 +185,84 @@ TEST(ParseConfigYaml, ShippedConfigFileIsExactlyTheDefaults) {
   ASSERT_FALSE(result.error.has_value()) << result.error->what;
   EXPECT_EQ(*result.config, Config{});
   // "All keys present": a file that only relied on defaults would not document them.
-  for (const char *key : {"listen:", "scan_interval:", "log_level:", "proc_root:", "cuda:",
-                          "max_kernels_per_process:", "launch_map_entries:", "ring_buffer_bytes:",
-                          "throughput_window:"})
+  for (const char *key : {"listen:",
+                          "scan_interval:",
+                          "log_level:",
+                          "proc_root:",
+                          "cuda:",
+                          "max_kernels_per_process:",
+                          "launch_map_entries:",
+                          "ring_buffer_bytes:",
+                          "throughput_window:",
+                          "detectors:",
+                          "leak:",
+                          "window:",
+                          "windows:",
+                          "min_growth_bytes:",
+                          "sample_step_bytes:",
+                          "probability:",
+                          "hang:",
+                          "call_threshold:",
+                          "stalled_launches:",
+                          "fragmentation:",
+                          "retry_storm_retries:",
+                          "retry_storm_window:",
+                          "alerts:",
+                          "cooldown:",
+                          "max_per_minute:",
+                          "journal:"})
     EXPECT_CONTAINS(text.str(), key);
+}
+
+TEST(ParseConfigYaml, ReadsDetectorAndAlertKeys) {
+  const Config config =
+      parse_ok("detectors:\n"
+               "  leak: {window: 5s, windows: 3, min_growth_bytes: 1048576,\n"
+               "         sample_step_bytes: 2097152, probability: 0.9}\n"
+               "  hang: {call_threshold: 2s, stalled_launches: 3s}\n"
+               "  fragmentation: {retry_storm_retries: 2, retry_storm_window: 10s}\n"
+               "alerts: {cooldown: 1s, max_per_minute: 5, journal: false}\n");
+  EXPECT_EQ(config.detectors.leak_window, 5s);
+  EXPECT_EQ(config.detectors.leak_windows, 3u);
+  EXPECT_EQ(config.detectors.leak_min_growth_bytes, 1048576u);
+  EXPECT_EQ(config.detectors.leak_sample_step_bytes, 2097152u);
+  EXPECT_DOUBLE_EQ(config.detectors.leak_probability, 0.9);
+  EXPECT_EQ(config.detectors.hang_call_threshold, 2s);
+  EXPECT_EQ(config.detectors.hang_stalled_launches, 3s);
+  EXPECT_EQ(config.detectors.retry_storm_retries, 2u);
+  EXPECT_EQ(config.detectors.retry_storm_window, 10s);
+  EXPECT_EQ(config.alerts.cooldown, 1s);
+  EXPECT_EQ(config.alerts.max_per_minute, 5u);
+  EXPECT_FALSE(config.alerts.journal);
+  EXPECT_FALSE(validate_config(config).has_value());
+}
+
+TEST(ParseConfigYamlErrors, DetectorValuesAreRangeChecked) {
+  EXPECT_CONTAINS(parse_error("detectors:\n  leak:\n    probability: 1.5\n"),
+                  "test.yaml:3: detectors.leak.probability: invalid value 1.5: must be above 0.5");
+  EXPECT_CONTAINS(parse_error("detectors:\n  leak:\n    probability: high\n"),
+                  "detectors.leak.probability: expected a number, got 'high'");
+  EXPECT_CONTAINS(parse_error("detectors:\n  leak:\n    windows: 1\n"),
+                  "detectors.leak.windows: invalid value 1: must be between 2 and 1000");
+  EXPECT_CONTAINS(
+      parse_error("detectors:\n  hang:\n    call_threshold: 500ms\n"),
+      "detectors.hang.call_threshold: invalid value '500ms': must be between 1s and 24h");
+  EXPECT_CONTAINS(parse_error("detectors:\n  hang:\n    stuck: 1s\n"),
+                  "unknown key 'detectors.hang.stuck'");
+  EXPECT_CONTAINS(parse_error("alerts:\n  journal: yes\n"),
+                  "alerts.journal: expected true or false, got 'yes'");
+  EXPECT_CONTAINS(parse_error("alerts:\n  max_per_minute: 0\n"),
+                  "alerts.max_per_minute: invalid value 0: must be between 1 and 100000");
+}
+
+TEST(ValidateConfig, RejectsOutOfRangeDetectorSettings) {
+  Config config;
+  config.detectors.leak_probability = 0.3;
+  ASSERT_TRUE(validate_config(config).has_value());
+  EXPECT_CONTAINS(validate_config(config)->what, "detectors.leak.probability");
+  config = Config{};
+  config.alerts.max_per_minute = 0;
+  EXPECT_CONTAINS(validate_config(config)->what, "alerts.max_per_minute");
 }
 
 // ---- parse_config_yaml: rejected input -----------------------------------------------------

@@ -548,10 +548,19 @@ TEST(CudaState, InProgressSyncAge) {
     EXPECT_EQ(counters.in_progress_seconds, 0.0) << api_name(api);
 }
 
-TEST(CudaState, NonSyncInflightCallsCreateNoState) {
+TEST(CudaState, NonSyncInflightCallsCountAsLongestCallButNotAsSyncWaits) {
   CudaState state(settings());
-  state.set_inflight_calls({{kPid, kPid, kStartTicks * kNsPerTick, NT_API_MEM_ALLOC, 0}}, 1000);
-  EXPECT_TRUE(state.processes().empty());
+  state.set_inflight_calls(
+      {{kPid, kPid, kStartTicks * kNsPerTick, NT_API_MEMCPY_DTOH, 0},
+       {kPid, kPid + 1, kStartTicks * kNsPerTick, NT_API_MEM_ALLOC, 2'000'000'000}},
+      3'000'000'000);
+  const auto &process = state.processes().at({kPid, kStartTicks});
+  EXPECT_TRUE(process.syncs.empty());
+  EXPECT_DOUBLE_EQ(process.longest_call_seconds, 3.0);
+  EXPECT_EQ(process.longest_call_api, NT_API_MEMCPY_DTOH);
+  // The next read without calls clears it.
+  state.set_inflight_calls({}, 4'000'000'000);
+  EXPECT_DOUBLE_EQ(state.processes().at({kPid, kStartTicks}).longest_call_seconds, 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -874,6 +883,71 @@ TEST(CudaState, ThroughputUsesElapsedTime) {
     state.tick(0.5);
   }
   EXPECT_NEAR(state_of(state).copy_throughput[d2d], 10000.0, 1e-3);
+}
+
+} // namespace
+} // namespace neutracer
+
+// ---------------------------------------------------------------------------------------------
+// What the detectors see: the memory change log and exits
+
+namespace neutracer {
+namespace {
+
+TEST(CudaStateMemoryChanges, LogsGpuAllocationsFreesAndFailuresInOrder) {
+  CudaState state(settings());
+  state.apply(alloc(NT_API_MEM_ALLOC, 0x1000, 100));
+  state.apply(alloc(NT_API_MEM_ALLOC_MANAGED, 0x9000, 50));
+  state.apply(alloc(NT_API_MEM_HOST_ALLOC, 0x5000, 7)); // host pinned: not GPU memory
+  state.apply(alloc(NT_API_MEM_ALLOC, 0, 1 << 30, 2));  // OUT_OF_MEMORY
+  state.apply(call(NT_API_MEM_ALLOC_PITCH, {0, 0, 300, 4, 4}, {}, 2));
+  state.apply(free_call(NT_API_MEM_FREE, 0x1000));
+  const auto id = ProcessId{static_cast<int>(kPid), kStartTicks};
+  EXPECT_EQ(state.processes().at(id).gpu_bytes_in_use(), 50u);
+  EXPECT_EQ(state.processes().at(id).failed_allocations, 2u);
+
+  auto changes = state.take_memory_changes();
+  ASSERT_EQ(changes.size(), 1u);
+  const auto &log = changes.at(id);
+  ASSERT_EQ(log.size(), 5u);
+  EXPECT_EQ(log[0].kind, MemoryChangeKind::allocation);
+  EXPECT_EQ(log[0].address, 0x1000u);
+  EXPECT_EQ(log[0].bytes, 100u);
+  EXPECT_EQ(log[0].used_after, 100u);
+  EXPECT_EQ(log[0].time_ns, 2'000'000u);
+  EXPECT_EQ(log[1].used_after, 150u);
+  EXPECT_EQ(log[2].kind, MemoryChangeKind::failed_allocation);
+  EXPECT_EQ(log[2].bytes, 1u << 30);
+  EXPECT_EQ(log[2].error, 2u);
+  EXPECT_EQ(log[2].used_after, 150u);
+  EXPECT_EQ(log[3].bytes, 1200u); // width x height of the pitched request
+  EXPECT_EQ(log[4].kind, MemoryChangeKind::free);
+  EXPECT_EQ(log[4].address, 0x1000u);
+  EXPECT_EQ(log[4].bytes, 100u);
+  EXPECT_EQ(log[4].used_after, 50u);
+  // Taken means emptied.
+  EXPECT_TRUE(state.take_memory_changes().empty());
+}
+
+TEST(CudaStateMemoryChanges, LogIsBoundedAndCountsWhatItDrops) {
+  CudaState state(settings());
+  for (std::uint64_t i = 0; i < kMaxMemoryChangesPerScan + 10; ++i)
+    state.apply(alloc(NT_API_MEM_ALLOC, 0x1000 + i * 16, 16));
+  const auto id = ProcessId{static_cast<int>(kPid), kStartTicks};
+  EXPECT_EQ(state.processes().at(id).memory_changes_dropped, 10u);
+  EXPECT_EQ(state.take_memory_changes().at(id).size(), kMaxMemoryChangesPerScan);
+}
+
+TEST(CudaStateMemoryChanges, ExitedProcessesReportTheGpuMemoryTheyHeld) {
+  CudaState state(settings());
+  state.apply(alloc(NT_API_MEM_ALLOC, 0x1000, 4096));
+  state.apply(alloc(NT_API_MEM_HOST_ALLOC, 0x5000, 7));
+  state.update_processes({}, [](const ProcessId &) { return false; });
+  const auto exited = state.take_exited();
+  ASSERT_EQ(exited.size(), 1u);
+  EXPECT_EQ(exited[0].id.pid, static_cast<int>(kPid));
+  EXPECT_EQ(exited[0].gpu_bytes_in_use, 4096u);
+  EXPECT_TRUE(state.take_exited().empty());
 }
 
 } // namespace

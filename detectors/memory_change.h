@@ -1,0 +1,19 @@
+#pragma once
+// One change to a process's GPU memory, as the detectors see it. CudaState appends these
+// while applying events; the daemon loop hands them to the detectors once per scan.
+#include <cstdint>
+
+namespace neutracer {
+
+enum class MemoryChangeKind : std::uint8_t { allocation, free, failed_allocation };
+
+struct MemoryChange {
+  std::uint64_t time_ns = 0; // CLOCK_MONOTONIC at the call's return
+  MemoryChangeKind kind = MemoryChangeKind::allocation;
+  std::uint64_t address = 0;    // 0 for failed allocations
+  std::uint64_t bytes = 0;      // allocated, freed or requested
+  std::uint64_t used_after = 0; // GPU-resident bytes (device, managed, vmm) in use afterwards
+  std::uint32_t error = 0;      // CUresult of a failed allocation
+};
+
+} // namespace neutracer

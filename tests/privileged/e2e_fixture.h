@@ -1,0 +1,156 @@
+#pragma once
+// The fixture of the end-to-end tests: a real daemon on a free port with a 100 ms scan
+// interval, and stand-in scenarios it traces.
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "daemon_harness.h"
+#include "journal_capture.h"
+
+namespace neutracer::test {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char *kComm = "neutracer-scena"; // the kernel truncates comm to 15 bytes
+
+class DaemonE2E : public ::testing::Test {
+protected:
+  // The daemon's config file for this fixture; the command line adds listen, scan interval
+  // and log level.
+  virtual std::string config_yaml() const { return "\n"; }
+  // Runs the daemon in its own mount namespace with a test socket in place of journald's.
+  virtual bool capture_journal() const { return false; }
+
+  void SetUp() override {
+    ASSERT_EQ(::geteuid(), 0u) << "privileged tests load BPF programs: run them as root "
+                                  "(ctest -L unit runs the tests that need no root)";
+    dir_ = fs::temp_directory_path() / ("neutracer-e2e-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "config.yaml") << config_yaml();
+    port_ = free_tcp_port();
+    std::vector<std::string> argv{NEUTRACER_DAEMON_PATH,
+                                  "--config",
+                                  (dir_ / "config.yaml").string(),
+                                  "--listen",
+                                  "127.0.0.1:" + std::to_string(port_),
+                                  "--scan-interval",
+                                  "100ms",
+                                  "--log-level",
+                                  "debug"};
+    if (capture_journal()) {
+      journal_ = std::make_unique<JournalCapture>(dir_ / "journal");
+      argv = journal_->wrap(argv);
+    }
+    daemon_ = std::make_unique<ChildProcess>(argv, (dir_ / "daemon.log").string());
+    ASSERT_TRUE(eventually(
+        [&] {
+          const auto reply = http_get(port_, "/healthz");
+          return reply && reply->status == 200;
+        },
+        20s))
+        << "daemon did not become healthy; log: " << log();
+  }
+
+  void TearDown() override {
+    if (daemon_) {
+      // Removing ~110 uprobes takes the kernel several seconds (see CudaTracer::~CudaTracer).
+      const auto status = daemon_->stop(SIGTERM, 45s);
+      EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+          << "daemon did not exit cleanly on SIGTERM; log: " << log();
+    }
+    if (!HasFailure())
+      fs::remove_all(dir_);
+    else
+      std::cerr << "kept " << dir_ << " for inspection\n";
+  }
+
+  std::string log() const {
+    std::ifstream in(dir_ / "daemon.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  Scrape scrape() const {
+    const auto reply = http_get(port_, "/metrics");
+    return reply && reply->status == 200 ? parse_scrape(reply->body) : Scrape{};
+  }
+
+  double value(const Scrape &s, const std::string &name,
+               const std::vector<std::pair<std::string, std::string>> &labels) const {
+    const auto it = s.find(series(name, labels));
+    return it == s.end() ? -1 : it->second;
+  }
+
+  // Waits for `scans` more completed scans, so everything before now is published.
+  void wait_scans(int scans) {
+    const double start = scrape()["neutracer_scans_total"];
+    ASSERT_TRUE(
+        eventually([&] { return scrape()["neutracer_scans_total"] >= start + scans; }, 10s));
+  }
+
+  struct Scenario {
+    std::unique_ptr<ChildProcess> process;
+    std::string pid;
+    fs::path go, exit;
+  };
+
+  // Starts the scenario: `before` runs before the daemon has attached, `steps` after.
+  // Returns once all steps ran and the daemon published what they did.
+  Scenario run_scenario(const std::vector<std::string> &before,
+                        const std::vector<std::string> &steps,
+                        const std::vector<std::string> &env = {}) {
+    static int counter = 0;
+    Scenario scenario;
+    scenario.go = dir_ / ("go" + std::to_string(counter));
+    scenario.exit = dir_ / ("exit" + std::to_string(counter++));
+    std::vector<std::string> argv{NEUTRACER_SCENARIO_PATH, "ready"};
+    argv.insert(argv.end(), before.begin(), before.end());
+    argv.push_back("wait:" + scenario.go.string());
+    argv.insert(argv.end(), steps.begin(), steps.end());
+    argv.push_back("wait:" + scenario.exit.string());
+    scenario.process = std::make_unique<ChildProcess>(argv, (dir_ / "scenario.err").string(), env);
+    const auto ready = scenario.process->wait_for_line("ready ", 10s);
+    EXPECT_TRUE(ready) << "scenario did not start";
+    if (!ready)
+      return scenario;
+    scenario.pid = ready->substr(6);
+    EXPECT_TRUE(scenario.process->wait_for_line("waiting " + scenario.go.string(), 10s));
+    // Discovered and attached: the daemon exports the process's memory series.
+    EXPECT_TRUE(eventually(
+        [&] {
+          return value(scrape(), "neutracer_cuda_memory_used_bytes",
+                       {{"pid", scenario.pid}, {"comm", kComm}, {"kind", "device"}}) >= 0;
+        },
+        10s))
+        << "daemon never discovered scenario pid " << scenario.pid << "; log: " << log();
+    std::ofstream(scenario.go).put('\n');
+    EXPECT_TRUE(scenario.process->wait_for_line("waiting " + scenario.exit.string(), 30s))
+        << "scenario steps did not finish";
+    wait_scans(2);
+    return scenario;
+  }
+
+  void finish(Scenario &scenario) {
+    std::ofstream(scenario.exit).put('\n');
+    const auto status = scenario.process->wait_exit(10s);
+    ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << "scenario failed; stderr in " << dir_ / "scenario.err";
+  }
+
+  std::vector<std::pair<std::string, std::string>>
+  labels(const Scenario &scenario, const std::string &name, const std::string &value) const {
+    return {{"pid", scenario.pid}, {"comm", kComm}, {name, value}};
+  }
+
+  fs::path dir_;
+  int port_ = 0;
+  std::unique_ptr<JournalCapture> journal_;
+  std::unique_ptr<ChildProcess> daemon_;
+};
+
+} // namespace neutracer::test
