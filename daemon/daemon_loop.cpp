@@ -6,6 +6,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "daemon/proc_parsers.h"
+#include "detectors/alert_journal.h"
+#include "exporters/api_json.h"
 #include "exporters/kernels_json.h"
 #include "version.h"
 
@@ -25,12 +28,14 @@ constexpr int kDetachAfterUnusedScans = 10;
 } // namespace
 
 DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-                       ServiceNotifier &notifier)
+                       ServiceNotifier &notifier, JournalWriter *journal)
     : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
-      notifier_(notifier), state_(CudaState::Settings{
-                               config.cuda.max_kernels_per_process,
-                               std::chrono::duration<double>(config.cuda.throughput_window).count(),
-                               sysconf(_SC_CLK_TCK)}) {
+      notifier_(notifier), journal_(journal),
+      state_(
+          CudaState::Settings{config.cuda.max_kernels_per_process,
+                              std::chrono::duration<double>(config.cuda.throughput_window).count(),
+                              sysconf(_SC_CLK_TCK)}),
+      detectors_(detector_settings(config)) {
   health_.version = kVersion;
 }
 
@@ -107,6 +112,7 @@ void DaemonLoop::scan_once() {
     return process_start_ticks(procfs_, id.pid) == id.start_ticks;
   });
   forget(removed, launches, inflight);
+  run_detectors();
   const auto now = std::chrono::steady_clock::now();
   if (last_tick_ != std::chrono::steady_clock::time_point{})
     state_.tick(std::chrono::duration<double>(now - last_tick_).count());
@@ -125,12 +131,55 @@ void DaemonLoop::scan_once() {
   publish();
 }
 
+void DaemonLoop::run_detectors() {
+  const double ticks_per_second = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
+  std::map<ProcessId, double> cpu_seconds;
+  for (const auto &[id, process] : state_.processes()) {
+    const auto text = procfs_.read(id.pid, "stat", 4096);
+    const auto stat = text ? parse_proc_stat(*text) : std::nullopt;
+    if (stat && stat->start_ticks == id.start_ticks)
+      cpu_seconds[id] =
+          static_cast<double>(stat->utime_ticks + stat->stime_ticks) / ticks_per_second;
+  }
+  detectors_.scan(state_, state_.take_memory_changes(), cpu_seconds, monotonic_ns());
+
+  std::vector<ProcessId> exited_ids;
+  for (const auto &exited : state_.take_exited()) {
+    exited_ids.push_back(exited.id);
+    if (exited.gpu_bytes_in_use == 0)
+      continue;
+    ++delivery_.exited_holding_memory;
+    delivery_.bytes_held_at_exit += exited.gpu_bytes_in_use;
+    spdlog::info("{} (pid {}) exited holding {} bytes of GPU memory (freed by the driver)",
+                 exited.comm, exited.id.pid, exited.gpu_bytes_in_use);
+    write_journal(exit_journal_entry(exited));
+  }
+  detectors_.forget(exited_ids);
+
+  for (const auto &notice : detectors_.take_notices()) {
+    const auto entry = journal_entry(notice);
+    spdlog::warn("alert: {}", entry.message);
+    write_journal(entry);
+  }
+}
+
+void DaemonLoop::write_journal(const JournalEntry &entry) {
+  if (journal_ != nullptr && !journal_->write(entry))
+    ++delivery_.journal_errors;
+}
+
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
   snapshot->families = daemon_families(health_, cuda_processes_);
-  auto cuda = cuda_families(state_);
-  std::move(cuda.begin(), cuda.end(), std::back_inserter(snapshot->families));
+  for (auto &&families : {cuda_families(state_), detector_families(detectors_, delivery_)})
+    std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
   snapshot->kernels_json = kernels_json(state_);
+  snapshot->processes_json = processes_json(state_, detectors_);
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  snapshot->alerts_json =
+      alerts_json(detectors_, ClockOffset{static_cast<double>(wall.tv_sec) + wall.tv_nsec / 1e9,
+                                          monotonic_ns()});
   publisher_.publish(std::move(snapshot));
 }
 

@@ -8,17 +8,21 @@
 #include "config/config.h"
 #include "daemon/cuda_state.h"
 #include "daemon/cuda_tracer.h"
+#include "daemon/journal_writer.h"
 #include "daemon/procfs.h"
 #include "daemon/service_notifier.h"
+#include "detectors/detector_set.h"
 #include "exporters/cuda_metrics.h"
+#include "exporters/detector_metrics.h"
 #include "exporters/metrics_publisher.h"
 
 namespace neutracer {
 
 class DaemonLoop {
 public:
+  // `journal` may be null: alerts then only reach metrics and /api/v1/alerts.
   DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-             ServiceNotifier &notifier);
+             ServiceNotifier &notifier, JournalWriter *journal);
 
   // One scan and publish; run() repeats it every scan interval.
   void scan_once();
@@ -29,6 +33,8 @@ private:
   void forget(const std::vector<ProcessId> &removed, const std::vector<LaunchCount> &launches,
               const std::vector<InflightCall> &inflight);
   void drain_events(std::chrono::milliseconds timeout);
+  void run_detectors();
+  void write_journal(const JournalEntry &entry);
   void publish();
 
   Config config_;
@@ -36,7 +42,10 @@ private:
   CudaTracer &tracer_;
   MetricsPublisher &publisher_;
   ServiceNotifier &notifier_;
+  JournalWriter *journal_;
   CudaState state_;
+  DetectorSet detectors_;
+  AlertDelivery delivery_;
   DaemonHealth health_;
   std::size_t cuda_processes_ = 0;
   std::chrono::steady_clock::time_point last_tick_{};

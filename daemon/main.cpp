@@ -10,6 +10,7 @@
 #include "config/cli.h"
 #include "daemon/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
+#include "daemon/journal_writer.h"
 #include "daemon/service_notifier.h"
 #include "exporters/http_server.h"
 #include "exporters/metrics_publisher.h"
@@ -32,6 +33,8 @@ const char *kIndexPage = R"(<!DOCTYPE html>
 <body><h1>neutracerd</h1>
 <p>CUDA tracing exporter for Prometheus.</p>
 <ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
+<li><a href="/api/v1/processes">/api/v1/processes</a></li>
+<li><a href="/api/v1/alerts">/api/v1/alerts</a></li>
 <li><a href="/healthz">/healthz</a></li></ul></body></html>
 )";
 
@@ -55,6 +58,14 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
       {"/api/v1/kernels",
        [&publisher] {
          return HttpResponse{200, "application/json", publisher.latest()->kernels_json, {}};
+       }},
+      {"/api/v1/processes",
+       [&publisher] {
+         return HttpResponse{200, "application/json", publisher.latest()->processes_json, {}};
+       }},
+      {"/api/v1/alerts",
+       [&publisher] {
+         return HttpResponse{200, "application/json", publisher.latest()->alerts_json, {}};
        }},
       {"/healthz",
        [&publisher, stale_after] {
@@ -107,7 +118,9 @@ int main(int argc, char **argv) {
   try {
     CudaTracer tracer(
         TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
-    DaemonLoop loop(config, tracer, publisher, notifier);
+    SystemJournalWriter journal;
+    DaemonLoop loop(config, tracer, publisher, notifier,
+                    config.alerts.journal ? &journal : nullptr);
     HttpServer server(config.listen, make_routes(publisher, config));
     loop.scan_once();
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,

@@ -2,27 +2,13 @@
 
 #include <functional>
 
+#include "exporters/metric_builders.h"
+
 namespace neutracer {
 namespace {
 
-MetricFamily family(std::string name, std::string help, MetricType type) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = type;
-  return f;
-}
-
 Labels process_labels(const ProcessId &id, const ProcessState &state) {
-  Labels labels{{"pid", std::to_string(id.pid)}, {"comm", state.comm}};
-  if (!state.container.empty())
-    labels.emplace_back("container", state.container);
-  return labels;
-}
-
-Labels with(Labels labels, std::string name, std::string value) {
-  labels.emplace_back(std::move(name), std::move(value));
-  return labels;
+  return process_labels(id, state.comm, state.container);
 }
 
 constexpr std::array kMemoryKindsInOrder = {MemoryKind::device, MemoryKind::managed,

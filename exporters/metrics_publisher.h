@@ -14,6 +14,8 @@ namespace neutracer {
 struct PublishedSnapshot {
   std::vector<MetricFamily> families;
   std::string kernels_json;
+  std::string processes_json = "{\"processes\": []}\n";
+  std::string alerts_json = "{\"active\": [], \"recent\": []}\n";
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
 };
 

@@ -3,6 +3,7 @@
 // interval, and stand-in scenarios it traces.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
@@ -30,7 +31,9 @@ protected:
   void SetUp() override {
     ASSERT_EQ(::geteuid(), 0u) << "privileged tests load BPF programs: run them as root "
                                   "(ctest -L unit runs the tests that need no root)";
-    dir_ = fs::temp_directory_path() / ("neutracer-e2e-" + std::to_string(::getpid()));
+    static int test_number = 0;
+    dir_ = fs::temp_directory_path() /
+           ("neutracer-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(test_number++));
     fs::create_directories(dir_);
     std::ofstream(dir_ / "config.yaml") << config_yaml();
     port_ = free_tcp_port();
@@ -101,9 +104,11 @@ protected:
 
   // Starts the scenario: `before` runs before the daemon has attached, `steps` after.
   // Returns once all steps ran and the daemon published what they did.
+  // `during`, when given, runs while the steps run (after they were released).
   Scenario run_scenario(const std::vector<std::string> &before,
                         const std::vector<std::string> &steps,
-                        const std::vector<std::string> &env = {}) {
+                        const std::vector<std::string> &env = {},
+                        const std::function<void(const std::string &pid)> &during = {}) {
     static int counter = 0;
     Scenario scenario;
     scenario.go = dir_ / ("go" + std::to_string(counter));
@@ -129,6 +134,8 @@ protected:
         10s))
         << "daemon never discovered scenario pid " << scenario.pid << "; log: " << log();
     std::ofstream(scenario.go).put('\n');
+    if (during)
+      during(scenario.pid);
     EXPECT_TRUE(scenario.process->wait_for_line("waiting " + scenario.exit.string(), 30s))
         << "scenario steps did not finish";
     wait_scans(2);

@@ -45,6 +45,7 @@ JournalCapture::JournalCapture(const std::filesystem::path &dir) : dir_(dir) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string path = (dir_ / "socket").string();
+  ::unlink(path.c_str()); // left by an earlier run kept for inspection
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
   if (::bind(fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0)
     throw std::runtime_error("bind " + path + ": " + std::strerror(errno));

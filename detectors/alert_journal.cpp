@@ -1,0 +1,63 @@
+#include "detectors/alert_journal.h"
+
+namespace neutracer {
+namespace {
+
+// Leaks and fragmentation threaten the job later; OOMs and hangs are stopping it now.
+int priority_of(AlertKind kind) {
+  switch (kind) {
+  case AlertKind::memory_leak:
+  case AlertKind::fragmentation:
+    return 4; // warning
+  case AlertKind::oom:
+  case AlertKind::hang:
+    return 3; // error
+  }
+  return 4;
+}
+
+} // namespace
+
+std::string_view alert_message_id(AlertKind kind) {
+  switch (kind) {
+  case AlertKind::memory_leak:
+    return "3dd5317340b24af494c60d5f9bde2eba";
+  case AlertKind::fragmentation:
+    return "8492fad4ca474ede88f6c7ead7aae3ea";
+  case AlertKind::oom:
+    return "300aaf922eb2453baeec2d829451f171";
+  case AlertKind::hang:
+    return "532415b45116440fa5459ceab6100463";
+  }
+  return "";
+}
+
+JournalEntry journal_entry(const AlertNotice &notice) {
+  JournalEntry entry;
+  entry.message_id = std::string(alert_message_id(notice.kind));
+  entry.priority = priority_of(notice.kind);
+  entry.message = std::string(alert_kind_name(notice.kind)) + " in " + notice.comm + " (pid " +
+                  std::to_string(notice.id.pid) + "): " + notice.summary;
+  entry.fields = {{"ALERT_KIND", std::string(alert_kind_name(notice.kind))},
+                  {"TARGET_PID", std::to_string(notice.id.pid)},
+                  {"TARGET_COMM", notice.comm}};
+  if (!notice.container.empty())
+    entry.fields.emplace_back("TARGET_CONTAINER", notice.container);
+  entry.fields.insert(entry.fields.end(), notice.fields.begin(), notice.fields.end());
+  return entry;
+}
+
+JournalEntry exit_journal_entry(const ExitedProcess &exited) {
+  JournalEntry entry;
+  entry.message_id = std::string(kExitWithMemoryMessageId);
+  entry.priority = 6; // info
+  entry.message = exited.comm + " (pid " + std::to_string(exited.id.pid) + ") exited holding " +
+                  std::to_string(exited.gpu_bytes_in_use) +
+                  " bytes of GPU memory; the driver frees them";
+  entry.fields = {{"TARGET_PID", std::to_string(exited.id.pid)},
+                  {"TARGET_COMM", exited.comm},
+                  {"GPU_BYTES_IN_USE", std::to_string(exited.gpu_bytes_in_use)}};
+  return entry;
+}
+
+} // namespace neutracer

@@ -1,0 +1,206 @@
+#include "detectors/detector_set.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "config/config.h"
+#include "daemon/cuda_api_table.h"
+#include "daemon/cuda_state.h"
+
+namespace neutracer {
+namespace {
+
+double seconds(std::chrono::milliseconds duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+// "1.50 GiB": alerts are read by people first.
+std::string human_bytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (std::fabs(bytes) >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+  return text;
+}
+
+std::string fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::uint64_t launches_of(const ProcessState &process) {
+  std::uint64_t total = 0;
+  for (const auto &[key, count] : process.launch_totals)
+    total += count;
+  return total;
+}
+
+} // namespace
+
+std::string alert_subject(const ProcessId &id) {
+  return std::to_string(id.pid) + "/" + std::to_string(id.start_ticks);
+}
+
+DetectorSettings detector_settings(const Config &config) {
+  const auto &d = config.detectors;
+  DetectorSettings settings;
+  settings.leak.window_seconds = seconds(d.leak_window);
+  settings.leak.windows = static_cast<int>(d.leak_windows);
+  settings.leak.min_growth_bytes = d.leak_min_growth_bytes;
+  settings.leak.high_water_step_bytes = d.leak_sample_step_bytes;
+  settings.leak.probability_threshold = d.leak_probability;
+  settings.hang.call_seconds = seconds(d.hang_call_threshold);
+  settings.hang.stalled_launch_seconds = seconds(d.hang_stalled_launches);
+  settings.fragmentation.storm_retries = d.retry_storm_retries;
+  settings.fragmentation.storm_window_seconds = seconds(d.retry_storm_window);
+  settings.gate.cooldown_seconds = seconds(config.alerts.cooldown);
+  settings.gate.max_alerts_per_minute = config.alerts.max_per_minute;
+  return settings;
+}
+
+DetectorSet::DetectorSet(DetectorSettings settings) : settings_(settings), gate_(settings.gate) {}
+
+void DetectorSet::scan(const CudaState &state,
+                       const std::map<ProcessId, std::vector<MemoryChange>> &changes,
+                       const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns) {
+  for (const auto &[id, process] : state.processes()) {
+    auto [it, inserted] =
+        detectors_.try_emplace(id, Detectors{LeakDetector(settings_.leak),
+                                             OomClassifier(settings_.fragmentation),
+                                             HangDetector(settings_.hang),
+                                             {},
+                                             {}});
+    auto &detectors = it->second;
+    // Device free memory needs NVML; without it the detectors work from the process alone.
+    const std::optional<std::uint64_t> device_free;
+    if (const auto found = changes.find(id); found != changes.end()) {
+      detectors.leak.observe(found->second);
+      detectors.oom.observe(found->second, device_free);
+    }
+
+    auto &findings = findings_[id];
+    findings.comm = process.comm;
+    findings.container = process.container;
+    findings.gpu_bytes_in_use = process.gpu_bytes_in_use();
+    findings.leak = detectors.leak.evaluate(now_ns, findings.gpu_bytes_in_use, device_free);
+    const auto cpu = cpu_seconds.find(id);
+    findings.hang = detectors.hang.evaluate({now_ns, process.longest_call_seconds,
+                                             static_cast<int>(process.longest_call_api),
+                                             launches_of(process), findings.gpu_bytes_in_use,
+                                             cpu == cpu_seconds.end() ? 0.0 : cpu->second});
+    findings.fragmentation_ratio = detectors.oom.fragmentation_ratio();
+    findings.segments = detectors.oom.segment_count();
+    findings.largest_segment = detectors.oom.largest_segment();
+    findings.alloc_retries = detectors.oom.retries();
+    findings.retry_storm = detectors.oom.retry_storm(now_ns);
+    for (std::size_t cause = 0; cause < kOomCauses; ++cause)
+      findings.ooms[cause] = detectors.oom.oom_count(static_cast<OomCause>(cause));
+
+    for (const auto &oom : detectors.oom.take_oom_events()) {
+      findings.last_oom = oom;
+      const auto cause = std::string(oom_cause_name(oom.cause));
+      std::vector<std::pair<std::string, std::string>> fields{
+          {"REQUESTED_BYTES", std::to_string(oom.requested_bytes)},
+          {"GPU_BYTES_IN_USE", std::to_string(oom.used_bytes)},
+          {"OOM_CAUSE", cause},
+          {"CUDA_ERROR", std::string(cu_result_name(oom.error))}};
+      if (oom.device_free_bytes)
+        fields.emplace_back("DEVICE_FREE_BYTES", std::to_string(*oom.device_free_bytes));
+      if (gate_.event(AlertKind::oom, alert_subject(id), now_ns))
+        notify(id, findings, AlertKind::oom, oom.time_ns,
+               "allocation of " + human_bytes(static_cast<double>(oom.requested_bytes)) +
+                   " failed (" + cause + ") while the process held " +
+                   human_bytes(static_cast<double>(oom.used_bytes)),
+               std::move(fields));
+      if (oom.cause == OomCause::fragmentation)
+        detectors.fragmentation_oom_ns = oom.time_ns;
+    }
+
+    condition(id, findings, detectors, AlertKind::memory_leak, findings.leak.suspected, now_ns,
+              "GPU memory grows by " + human_bytes(findings.leak.growth_bytes_per_second) +
+                  "/s and is not freed (probability " + fixed(findings.leak.probability, 2) +
+                  "); " + human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in use",
+              [&] {
+                std::vector<std::pair<std::string, std::string>> fields{
+                    {"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
+                    {"GROWTH_BYTES_PER_SECOND", fixed(findings.leak.growth_bytes_per_second, 0)},
+                    {"LEAK_PROBABILITY", fixed(findings.leak.probability, 3)}};
+                if (findings.leak.seconds_until_full)
+                  fields.emplace_back("SECONDS_UNTIL_FULL",
+                                      fixed(*findings.leak.seconds_until_full, 0));
+                return fields;
+              }());
+    // A fragmentation OOM is evidence for one storm window, like a retry storm.
+    const auto storm_window_ns =
+        static_cast<std::uint64_t>(settings_.fragmentation.storm_window_seconds * 1e9);
+    const bool fragmented =
+        findings.retry_storm || (detectors.fragmentation_oom_ns &&
+                                 now_ns < *detectors.fragmentation_oom_ns + storm_window_ns);
+    condition(id, findings, detectors, AlertKind::fragmentation, fragmented, now_ns,
+              std::to_string(findings.alloc_retries) + " allocator retries; the process holds " +
+                  human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in " +
+                  std::to_string(findings.segments) + " pieces (fragmentation ratio " +
+                  fixed(findings.fragmentation_ratio, 2) + ")",
+              {{"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
+               {"ALLOC_RETRIES", std::to_string(findings.alloc_retries)},
+               {"FRAGMENTATION_RATIO", fixed(findings.fragmentation_ratio, 3)}});
+    const auto reason = std::string(hang_reason_name(findings.hang.reason));
+    const auto api = std::string(api_name(static_cast<nt_api>(findings.hang.call_api)));
+    condition(id, findings, detectors, AlertKind::hang, findings.hang.suspected, now_ns,
+              findings.hang.reason == HangReason::call_in_progress
+                  ? api + " has not returned for " + fixed(findings.hang.stalled_seconds, 0) + " s"
+                  : "no kernel launched for " + fixed(findings.hang.stalled_seconds, 0) +
+                        " s while the process spins on a CPU",
+              {{"HANG_REASON", reason},
+               {"STALLED_SECONDS", fixed(findings.hang.stalled_seconds, 0)},
+               {"CUDA_API", api},
+               {"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)}});
+  }
+}
+
+void DetectorSet::condition(const ProcessId &id, const ProcessFindings &findings,
+                            Detectors &detectors, AlertKind kind, bool active, std::uint64_t now_ns,
+                            const std::string &summary,
+                            std::vector<std::pair<std::string, std::string>> fields) {
+  if (active)
+    detectors.active_since.try_emplace(kind, now_ns);
+  else
+    detectors.active_since.erase(kind);
+  if (gate_.condition(kind, alert_subject(id), active, now_ns))
+    notify(id, findings, kind, now_ns, summary, std::move(fields));
+}
+
+void DetectorSet::notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
+                         std::uint64_t time_ns, std::string summary,
+                         std::vector<std::pair<std::string, std::string>> fields) {
+  AlertNotice notice{
+      kind, id, findings.comm, findings.container, time_ns, std::move(summary), std::move(fields)};
+  recent_.push_back(notice);
+  if (recent_.size() > kRecentNotices)
+    recent_.pop_front();
+  notices_.push_back(std::move(notice));
+}
+
+void DetectorSet::forget(const std::vector<ProcessId> &exited) {
+  for (const auto &id : exited) {
+    gate_.forget(alert_subject(id));
+    detectors_.erase(id);
+    findings_.erase(id);
+  }
+}
+
+std::vector<ActiveAlert> DetectorSet::active() const {
+  std::vector<ActiveAlert> alerts;
+  for (const auto &[id, detectors] : detectors_)
+    for (const auto &[kind, since] : detectors.active_since)
+      alerts.push_back({kind, id, since});
+  return alerts;
+}
+
+} // namespace neutracer

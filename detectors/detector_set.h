@@ -1,0 +1,114 @@
+#pragma once
+// Runs every detector for every traced process once per scan and decides, through the alert
+// gate, which findings become notifications. Pure: the caller passes state, CPU time and time.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/cuda_discovery.h"
+#include "detectors/alert_gate.h"
+#include "detectors/hang_detector.h"
+#include "detectors/leak_detector.h"
+#include "detectors/memory_change.h"
+#include "detectors/oom_classifier.h"
+
+namespace neutracer {
+
+class CudaState;
+struct Config;
+
+struct DetectorSettings {
+  LeakSettings leak;
+  HangSettings hang;
+  FragmentationSettings fragmentation;
+  AlertGateSettings gate;
+};
+DetectorSettings detector_settings(const Config &config);
+
+// What the detectors concluded about one process at the last scan.
+struct ProcessFindings {
+  std::string comm;
+  std::string container;
+  std::uint64_t gpu_bytes_in_use = 0;
+  LeakVerdict leak;
+  HangVerdict hang;
+  double fragmentation_ratio = 0;
+  std::uint64_t segments = 0;
+  std::uint64_t largest_segment = 0;
+  std::uint64_t alloc_retries = 0;
+  bool retry_storm = false;
+  std::array<std::uint64_t, kOomCauses> ooms{};
+  std::optional<OomEvent> last_oom;
+};
+
+// One notification that passed the gate; journal entries and /api/v1/alerts are made from it.
+struct AlertNotice {
+  AlertKind kind = AlertKind::memory_leak;
+  ProcessId id;
+  std::string comm;
+  std::string container;
+  std::uint64_t time_ns = 0;                               // CLOCK_MONOTONIC
+  std::string summary;                                     // one line for people
+  std::vector<std::pair<std::string, std::string>> fields; // upper-case journal fields
+};
+
+// A condition alert that holds now (leak, fragmentation, hang).
+struct ActiveAlert {
+  AlertKind kind = AlertKind::memory_leak;
+  ProcessId id;
+  std::uint64_t since_ns = 0;
+};
+
+class DetectorSet {
+public:
+  explicit DetectorSet(DetectorSettings settings);
+
+  // One scan: `changes` are the memory changes since the last scan, `cpu_seconds` the user +
+  // system time of each process (absent when /proc could not be read).
+  void scan(const CudaState &state, const std::map<ProcessId, std::vector<MemoryChange>> &changes,
+            const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns);
+
+  // Drops processes that exited; their owed notifications are suppressed.
+  void forget(const std::vector<ProcessId> &exited);
+
+  std::vector<AlertNotice> take_notices() { return std::exchange(notices_, {}); }
+  const std::map<ProcessId, ProcessFindings> &findings() const { return findings_; }
+  std::vector<ActiveAlert> active() const;
+  // The last notifications, newest last, bounded.
+  const std::deque<AlertNotice> &recent() const { return recent_; }
+  const AlertGate &gate() const { return gate_; }
+
+private:
+  struct Detectors {
+    LeakDetector leak;
+    OomClassifier oom;
+    HangDetector hang;
+    std::map<AlertKind, std::uint64_t> active_since;
+    std::optional<std::uint64_t> fragmentation_oom_ns; // last failure with that cause
+  };
+  void notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
+              std::uint64_t now_ns, std::string summary,
+              std::vector<std::pair<std::string, std::string>> fields);
+  void condition(const ProcessId &id, const ProcessFindings &findings, Detectors &detectors,
+                 AlertKind kind, bool active, std::uint64_t now_ns, const std::string &summary,
+                 std::vector<std::pair<std::string, std::string>> fields);
+
+  DetectorSettings settings_;
+  AlertGate gate_;
+  std::map<ProcessId, Detectors> detectors_;
+  std::map<ProcessId, ProcessFindings> findings_;
+  std::vector<AlertNotice> notices_;
+  std::deque<AlertNotice> recent_;
+};
+
+inline constexpr std::size_t kRecentNotices = 100;
+
+// Subject of a process in the alert gate: "pid/start ticks", unique across pid reuse.
+std::string alert_subject(const ProcessId &id);
+
+} // namespace neutracer

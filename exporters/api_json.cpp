@@ -1,0 +1,112 @@
+#include "exporters/api_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/cuda_api_table.h"
+
+namespace neutracer {
+namespace {
+
+using nlohmann::json;
+
+// Replace invalid UTF-8 (names come from traced processes) instead of throwing.
+std::string dump(const json &document) {
+  return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+json process_ref(const ProcessId &id, const std::string &comm, const std::string &container) {
+  json ref{{"pid", id.pid}, {"comm", comm}};
+  if (!container.empty())
+    ref["container"] = container;
+  return ref;
+}
+
+} // namespace
+
+double ClockOffset::to_unix(std::uint64_t monotonic_ns) const {
+  return unix_now_seconds -
+         (static_cast<double>(monotonic_now_ns) - static_cast<double>(monotonic_ns)) / 1e9;
+}
+
+std::string processes_json(const CudaState &state, const DetectorSet &detectors) {
+  std::map<ProcessId, std::vector<std::string>> active;
+  for (const auto &alert : detectors.active())
+    active[alert.id].emplace_back(alert_kind_name(alert.kind));
+  auto processes = json::array();
+  for (const auto &[id, process] : state.processes()) {
+    auto entry = process_ref(id, process.comm, process.container);
+    entry["exe"] = process.exe;
+    auto memory = json::object();
+    for (const auto kind :
+         {MemoryKind::device, MemoryKind::managed, MemoryKind::host_pinned, MemoryKind::vmm}) {
+      const auto &counters = process.memory[static_cast<std::size_t>(kind)];
+      memory[std::string(memory_kind_name(kind))] = {{"used_bytes", counters.used_bytes},
+                                                     {"peak_bytes", counters.peak_bytes},
+                                                     {"allocations", counters.allocations},
+                                                     {"frees", counters.frees}};
+    }
+    entry["memory"] = std::move(memory);
+    entry["gpu_bytes_in_use"] = process.gpu_bytes_in_use();
+    std::uint64_t launches = 0;
+    for (const auto &[key, count] : process.launch_totals)
+      launches += count;
+    entry["kernel_launches"] = launches;
+    entry["failed_allocations"] = process.failed_allocations;
+    if (const auto found = detectors.findings().find(id); found != detectors.findings().end()) {
+      const auto &f = found->second;
+      entry["detectors"] = {
+          {"leak",
+           {{"suspected", f.leak.suspected},
+            {"trend", f.leak.trend},
+            {"probability", f.leak.probability},
+            {"growth_bytes_per_second", f.leak.growth_bytes_per_second},
+            {"sampled", f.leak.sampled},
+            {"unfreed", f.leak.unfreed}}},
+          {"fragmentation",
+           {{"ratio", f.fragmentation_ratio},
+            {"segments", f.segments},
+            {"largest_segment_bytes", f.largest_segment},
+            {"alloc_retries", f.alloc_retries},
+            {"retry_storm", f.retry_storm}}},
+          {"oom",
+           {{"capacity", f.ooms[static_cast<std::size_t>(OomCause::capacity)]},
+            {"fragmentation", f.ooms[static_cast<std::size_t>(OomCause::fragmentation)]}}},
+          {"hang",
+           {{"suspected", f.hang.suspected},
+            {"reason", std::string(hang_reason_name(f.hang.reason))},
+            {"stalled_seconds", f.hang.stalled_seconds}}}};
+    }
+    entry["active_alerts"] = active.contains(id) ? json(active.at(id)) : json::array();
+    processes.push_back(std::move(entry));
+  }
+  return dump({{"processes", std::move(processes)}});
+}
+
+std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) {
+  auto active = json::array();
+  for (const auto &alert : detectors.active()) {
+    const auto found = detectors.findings().find(alert.id);
+    const std::string comm = found == detectors.findings().end() ? "" : found->second.comm;
+    const std::string container =
+        found == detectors.findings().end() ? "" : found->second.container;
+    auto entry = process_ref(alert.id, comm, container);
+    entry["alert"] = std::string(alert_kind_name(alert.kind));
+    entry["since"] = clock.to_unix(alert.since_ns);
+    active.push_back(std::move(entry));
+  }
+  auto recent = json::array();
+  for (const auto &notice : detectors.recent()) {
+    auto entry = process_ref(notice.id, notice.comm, notice.container);
+    entry["alert"] = std::string(alert_kind_name(notice.kind));
+    entry["time"] = clock.to_unix(notice.time_ns);
+    entry["summary"] = notice.summary;
+    auto fields = json::object();
+    for (const auto &[name, value] : notice.fields)
+      fields[name] = value;
+    entry["fields"] = std::move(fields);
+    recent.push_back(std::move(entry));
+  }
+  return dump({{"active", std::move(active)}, {"recent", std::move(recent)}});
+}
+
+} // namespace neutracer
