@@ -3,7 +3,7 @@ healthy jobs that must stay silent. Run by detectors.py, one process per case:
 
     python3 detector_cases.py CASE SECONDS
 
-Each case prints `READY <pid>` once torch has loaded the driver, then `FAULT <monotonic s>`
+Each case prints `READY <pid>` once torch has loaded the driver, then `FAULT <unix time>`
 when its faulty behaviour starts (faulty cases only), then runs for SECONDS (or until its
 fault has happened) and prints `DONE`. Standard library and PyTorch/Triton only.
 """
@@ -40,7 +40,7 @@ def leak_list(seconds):
     """Tensors kept in a list: 4 MiB every 0.2 s (20 MiB/s), with a training sawtooth on top."""
     torch = start()
     kept = []
-    say(f"FAULT {time.monotonic()}")
+    say(f"FAULT {time.time()}")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         kept.append(torch.randn(MiB, device="cuda"))  # 4 MiB of float32
@@ -54,7 +54,7 @@ def leak_graph(seconds):
     autograd graph (and its saved 4 MiB inputs) alive."""
     torch = start()
     val = torch.zeros(1, device="cuda")
-    say(f"FAULT {time.monotonic()}")
+    say(f"FAULT {time.time()}")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         value = torch.randn(MiB, device="cuda").requires_grad_()
@@ -67,7 +67,7 @@ def oom_capacity(seconds):
     """1 GiB tensors until the GPU is full: a capacity OOM."""
     torch = start()
     kept = []
-    say(f"FAULT {time.monotonic()}")
+    say(f"FAULT {time.time()}")
     try:
         while True:
             kept.append(torch.empty(GiB // 4, device="cuda"))
@@ -88,7 +88,7 @@ def fragmentation(seconds):
         small[i] = None
     held = torch.cuda.memory_reserved()
     request = int(total * 0.6)
-    say(f"FAULT {time.monotonic()}")
+    say(f"FAULT {time.time()}")
     try:
         torch.empty(request // 4, device="cuda")
         say("large request unexpectedly succeeded")
@@ -109,8 +109,8 @@ def hang(seconds):
             pass
 
     flag = torch.zeros(1, dtype=torch.int32, device="cuda")
-    say(f"FAULT {time.monotonic()}")
-    spin[(1,)](flag)
+    spin[(1,)](flag)  # compiles, then spins on the GPU
+    say(f"FAULT {time.time()}")
     torch.cuda.synchronize()  # never returns; the runner kills this process
 
 
