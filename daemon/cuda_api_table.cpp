@@ -77,6 +77,8 @@ constexpr std::array kSymbols = {
     ProbedSymbol{"cuStreamSynchronize", NT_API_STREAM_SYNCHRONIZE, P::call},
     ProbedSymbol{"cuStreamSynchronize_ptsz", NT_API_STREAM_SYNCHRONIZE, P::call},
     ProbedSymbol{"cuCtxSynchronize", NT_API_CTX_SYNCHRONIZE, P::call},
+    // CUDA 13 runtimes (PyTorch cu130) synchronize the device through the _v2 entry point.
+    ProbedSymbol{"cuCtxSynchronize_v2", NT_API_CTX_SYNCHRONIZE, P::call},
     ProbedSymbol{"cuEventSynchronize", NT_API_EVENT_SYNCHRONIZE, P::call},
 };
 
