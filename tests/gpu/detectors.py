@@ -96,8 +96,13 @@ def poll_alerts(first_seen):
 
 def run_phase(cases, seconds, first_seen, outdir, kill_at_end=()):
     deadline = time.time() + seconds + 120  # imports and model set-up
-    while time.time() < deadline and any(c.proc.poll() is None for c in cases
-                                         if c.name not in kill_at_end):
+    def running():
+        # Cases killed at the end run `seconds` past their fault; the others until they exit.
+        return any(c.proc.poll() is None and (
+            c.name not in kill_at_end or c.fault_time is None or
+            time.time() < c.fault_time + seconds) for c in cases)
+
+    while time.time() < deadline and running():
         poll_alerts(first_seen)
         time.sleep(1)
     for c in cases:
