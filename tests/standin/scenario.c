@@ -87,6 +87,16 @@
  *   counts                        none (prints the stand-in's non-zero
  *                                 per-symbol call counters on one line)
  *
+ * OS steps (no CUDA calls), for the per-process OS metrics:
+ *   burn:MS                       spins on one CPU until this thread has used
+ *                                 MS ms of CPU time
+ *   fsync_write:B                 writes B bytes (1 MiB writes) to a new file in
+ *                                 $NEUTRACER_SCENARIO_IO_DIR (default /var/tmp),
+ *                                 fsyncs it, then unlinks it
+ *   tcp_send:B                    sends B bytes over a loopback TCP connection to
+ *                                 itself and reads them back (B sent and B
+ *                                 received by this process)
+ *
  * Host buffers of the copy steps are plain malloc(), never stand-in host
  * allocations.  The copy steps' temporary device buffers are allocated at the
  * start of the step and freed at its end, so they change allocation/free
@@ -102,6 +112,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "standin_cuda.h"
 
 enum op {
@@ -113,7 +128,7 @@ enum op {
   OP_H2D, OP_D2H, OP_D2D, OP_H2D_ASYNC, OP_D2H_ASYNC, OP_D2D_ASYNC,
   OP_MEMCPY_DEFAULT, OP_PEER, OP_COPY2D, OP_COPY3D,
   OP_SYNC, OP_SYNC_PTSZ, OP_CTX_SYNC, OP_EVENT_SYNC, OP_SLEEP, OP_WAIT, OP_READY,
-  OP_COUNTS,
+  OP_COUNTS, OP_BURN, OP_FSYNC_WRITE, OP_TCP_SEND,
 };
 
 /* Argument shapes. */
@@ -174,6 +189,9 @@ static const struct {
     {"wait", OP_WAIT, S_PATH},
     {"ready", OP_READY, S_NONE},
     {"counts", OP_COUNTS, S_NONE},
+    {"burn", OP_BURN, S_B},
+    {"fsync_write", OP_FSYNC_WRITE, S_B},
+    {"tcp_send", OP_TCP_SEND, S_B},
 };
 
 struct step {
@@ -409,6 +427,77 @@ static void sleep_ms(unsigned long long ms) {
   struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+static void os_fail(const char *what) {
+  fprintf(stderr, "neutracer-scenario: step '%s': %s: %s\n", g_cur->text, what, strerror(errno));
+  exit(1);
+}
+
+static double thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void burn_cpu_ms(unsigned long long ms) {
+  const double end = thread_cpu_ms() + (double)ms;
+  volatile unsigned long long sink = 0;
+  while (thread_cpu_ms() < end)
+    for (int i = 0; i < 10000; i++) sink += (unsigned long long)i;
+}
+
+static void fsync_write(unsigned long long bytes) {
+  const char *dir = getenv("NEUTRACER_SCENARIO_IO_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/neutracer-scenario-%ld.dat", dir && *dir ? dir : "/var/tmp",
+           (long)getpid());
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) os_fail(path);
+  static char chunk[1 << 20];
+  memset(chunk, 0x5a, sizeof chunk);
+  while (bytes > 0) {
+    const size_t n = bytes < sizeof chunk ? (size_t)bytes : sizeof chunk;
+    const ssize_t wrote = write(fd, chunk, n);
+    if (wrote <= 0) os_fail("write");
+    bytes -= (unsigned long long)wrote;
+  }
+  if (fsync(fd) != 0) os_fail("fsync");
+  close(fd);
+  unlink(path);
+}
+
+static void tcp_send_to_self(unsigned long long bytes) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof addr;
+  if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      listen(listener, 1) != 0 || getsockname(listener, (struct sockaddr *)&addr, &len) != 0)
+    os_fail("listen on loopback");
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (client < 0 || connect(client, (struct sockaddr *)&addr, sizeof addr) != 0)
+    os_fail("connect");
+  const int server = accept(listener, NULL, NULL);
+  if (server < 0) os_fail("accept");
+  static char chunk[64 << 10];
+  memset(chunk, 0x42, sizeof chunk);
+  unsigned long long sent = 0, received = 0;
+  /* Send and drain in turns, so neither side's buffer fills up. */
+  while (received < bytes) {
+    if (sent < bytes) {
+      const size_t n = bytes - sent < sizeof chunk ? (size_t)(bytes - sent) : sizeof chunk;
+      const ssize_t got = send(client, chunk, n, 0);
+      if (got <= 0) os_fail("send");
+      sent += (unsigned long long)got;
+    }
+    char in[64 << 10];
+    const ssize_t got = recv(server, in, sizeof in, 0);
+    if (got <= 0) os_fail("recv");
+    received += (unsigned long long)got;
+  }
+  close(client);
+  close(server);
+  close(listener);
 }
 
 static void run_step(const struct step *st) {
@@ -711,6 +800,18 @@ static void run_step(const struct step *st) {
     break;
   case OP_READY:
     printf("ready %ld\n", (long)getpid());
+    break;
+  case OP_BURN:
+    burn_cpu_ms(st->v[0]);
+    printf("%s ok\n", st->text);
+    break;
+  case OP_FSYNC_WRITE:
+    fsync_write(st->v[0]);
+    printf("%s ok\n", st->text);
+    break;
+  case OP_TCP_SEND:
+    tcp_send_to_self(st->v[0]);
+    printf("%s ok\n", st->text);
     break;
   case OP_COUNTS: {
     fputs("counts", stdout);
