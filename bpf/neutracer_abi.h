@@ -154,4 +154,83 @@ enum nt_stat {
 	NT_STAT_MAX,
 };
 
+/*
+ * OS metrics of traced processes (os_sched, os_block, os_net). User space fills
+ * traced_tgids (tgid -> struct nt_os_traced); every program returns at once for
+ * other processes.
+ */
+struct nt_os_traced {
+	nt_u64 proc_start_ns;   /* ns after boot, tick precision; 0 matches any start */
+	nt_u64 traced_since_ns; /* CLOCK_MONOTONIC: bounds intervals begun before tracing */
+};
+
+/*
+ * Block IO latency, from the request's start (block_io_start: queueing in the
+ * scheduler included, like iostat's await) to its completion. Slot i counts
+ * requests that took [2^i, 2^(i+1)) microseconds (slot 0 also takes < 1 us);
+ * the last slot takes everything from 2^(NT_OS_IO_LATENCY_SLOTS-1) us up.
+ */
+#define NT_OS_IO_LATENCY_SLOTS 24
+
+/* Per-process counters: a per-CPU hash keyed by tgid; user space sums the CPUs. */
+struct nt_os_counters {
+	/* scheduler, summed over the process's threads (os_sched) */
+	nt_u64 oncpu_ns;
+	nt_u64 offcpu_ns;        /* not running: blocked or waiting for a CPU */
+	nt_u64 runqueue_wait_ns; /* runnable but waiting for a CPU */
+	nt_u64 migrations;       /* moves to another CPU */
+	nt_u64 numa_migrations;  /* moves to a CPU of another NUMA node */
+	/* block layer, attributed to the task that submitted the request (os_block) */
+	nt_u64 io_read_bytes;
+	nt_u64 io_write_bytes;
+	nt_u64 io_read_ops;
+	nt_u64 io_write_ops;
+	nt_u64 io_latency_sum_ns;
+	nt_u64 io_latency_slots[NT_OS_IO_LATENCY_SLOTS];
+	/* IPv4/IPv6 sockets (os_net) */
+	nt_u64 net_tx_bytes; /* returned by send calls */
+	nt_u64 net_rx_bytes; /* returned by receive calls (MSG_PEEK excluded) */
+	nt_u64 net_tx_packets; /* TCP segments (ACKs included) + one per datagram send */
+	nt_u64 net_rx_packets;
+	nt_u64 tcp_connections; /* ESTABLISHED sockets: +1/-1 per CPU, sum as signed 64-bit */
+};
+
+/*
+ * Per-thread scheduler state (key: tid) at the thread's last observation
+ * (switch-in, switch-out): times count from there to the next one.
+ */
+struct nt_os_thread {
+	nt_u32 tgid;
+	nt_u32 on_cpu;       /* 1 after a switch-in, 0 after a switch-out */
+	nt_u64 seen_ns;      /* CLOCK_MONOTONIC */
+	nt_u64 runtime_ns;   /* the task's se.sum_exec_runtime then */
+	nt_u64 run_delay_ns; /* the task's sched_info.run_delay then */
+};
+
+/* A block request between its start and completion (key: struct request address). */
+struct nt_os_io_start {
+	nt_u32 tgid;
+	nt_u32 pad;
+	nt_u64 proc_start_ns;
+	nt_u64 start_ns; /* CLOCK_MONOTONIC */
+};
+
+/* A TCP socket used by a traced process (key: struct sock address). */
+struct nt_os_socket {
+	nt_u32 tgid;
+	nt_u32 established; /* 1 while counted in tcp_connections */
+	nt_u64 proc_start_ns;
+	nt_u32 segs_out; /* tcp_sock segs_out / segs_in already attributed */
+	nt_u32 segs_in;
+};
+
+/* Per-CPU counters of OS map insertions that failed (map full). */
+enum nt_os_stat {
+	NT_OS_STAT_COUNTERS_MAP_FULL = 0,
+	NT_OS_STAT_THREADS_MAP_FULL,
+	NT_OS_STAT_IO_MAP_FULL,
+	NT_OS_STAT_SOCKETS_MAP_FULL,
+	NT_OS_STAT_MAX,
+};
+
 #endif /* NEUTRACER_ABI_H */

@@ -10,6 +10,8 @@
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/kernels_json.h"
+#include "exporters/metric_builders.h"
+#include "exporters/os_metrics.h"
 #include "version.h"
 
 namespace neutracer {
@@ -22,15 +24,17 @@ std::uint64_t monotonic_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+long ticks_per_second() { return std::max(1L, sysconf(_SC_CLK_TCK)); }
+
 // Scans a library may stay unmapped before its probes are removed.
 constexpr int kDetachAfterUnusedScans = 10;
 
 } // namespace
 
 DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-                       ServiceNotifier &notifier, JournalWriter *journal)
+                       ServiceNotifier &notifier, JournalWriter *journal, OsTracer *os_tracer)
     : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
-      notifier_(notifier), journal_(journal),
+      notifier_(notifier), journal_(journal), os_tracer_(os_tracer),
       state_(
           CudaState::Settings{config.cuda.max_kernels_per_process,
                               std::chrono::duration<double>(config.cuda.throughput_window).count(),
@@ -112,6 +116,7 @@ void DaemonLoop::scan_once() {
     return process_start_ticks(procfs_, id.pid) == id.start_ticks;
   });
   forget(removed, launches, inflight);
+  sample_os();
   run_detectors();
   const auto now = std::chrono::steady_clock::now();
   if (last_tick_ != std::chrono::steady_clock::time_point{})
@@ -131,16 +136,30 @@ void DaemonLoop::scan_once() {
   publish();
 }
 
-void DaemonLoop::run_detectors() {
-  const double ticks_per_second = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
-  std::map<ProcessId, double> cpu_seconds;
+void DaemonLoop::sample_os() {
+  std::vector<int> pids;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> traced;
+  const auto ns_per_tick = 1'000'000'000ull / static_cast<std::uint64_t>(ticks_per_second());
   for (const auto &[id, process] : state_.processes()) {
-    const auto text = procfs_.read(id.pid, "stat", 4096);
-    const auto stat = text ? parse_proc_stat(*text) : std::nullopt;
-    if (stat && stat->start_ticks == id.start_ticks)
-      cpu_seconds[id] =
-          static_cast<double>(stat->utime_ticks + stat->stime_ticks) / ticks_per_second;
+    pids.push_back(id.pid);
+    traced.emplace_back(static_cast<std::uint32_t>(id.pid), id.start_ticks * ns_per_tick);
   }
+  os_samples_ = sample_processes(procfs_, pids, ticks_per_second(), sysconf(_SC_PAGESIZE));
+  // A PID reused since discovery is another process: its figures are not ours.
+  std::erase_if(os_samples_, [&](const auto &entry) {
+    return !state_.processes().contains(ProcessId{entry.first, entry.second.start_ticks});
+  });
+  if (os_tracer_ != nullptr) {
+    os_tracer_->set_traced(traced);
+    os_counters_ = os_tracer_->read();
+  }
+}
+
+void DaemonLoop::run_detectors() {
+  std::map<ProcessId, double> cpu_seconds;
+  for (const auto &[pid, sample] : os_samples_)
+    cpu_seconds[ProcessId{pid, sample.start_ticks}] =
+        sample.user_cpu_seconds + sample.system_cpu_seconds;
   detectors_.scan(state_, state_.take_memory_changes(), cpu_seconds, monotonic_ns());
 
   std::vector<ProcessId> exited_ids;
@@ -171,8 +190,22 @@ void DaemonLoop::write_journal(const JournalEntry &entry) {
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
   snapshot->families = daemon_families(health_, cuda_processes_);
-  for (auto &&families : {cuda_families(state_), detector_families(detectors_, delivery_)})
+  std::vector<OsProcessView> os_views;
+  for (const auto &[id, process] : state_.processes()) {
+    OsProcessView view{process_labels(id, process.comm, process.container), std::nullopt,
+                       std::nullopt};
+    if (const auto sample = os_samples_.find(id.pid); sample != os_samples_.end())
+      view.proc = sample->second;
+    if (const auto counters = os_counters_.find(static_cast<std::uint32_t>(id.pid));
+        counters != os_counters_.end())
+      view.bpf = counters->second;
+    os_views.push_back(std::move(view));
+  }
+  for (auto &&families :
+       {cuda_families(state_), detector_families(detectors_, delivery_), os_families(os_views)})
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
+  if (os_tracer_ != nullptr)
+    add_os_tracer_health(os_tracer_->stats(), snapshot->families);
   snapshot->kernels_json = kernels_json(state_);
   snapshot->processes_json = processes_json(state_, detectors_);
   timespec wall{};

@@ -9,6 +9,8 @@
 #include "daemon/cuda_state.h"
 #include "daemon/cuda_tracer.h"
 #include "daemon/journal_writer.h"
+#include "daemon/os_sampler.h"
+#include "daemon/os_tracer.h"
 #include "daemon/procfs.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
@@ -20,9 +22,10 @@ namespace neutracer {
 
 class DaemonLoop {
 public:
-  // `journal` may be null: alerts then only reach metrics and /api/v1/alerts.
+  // `journal` may be null: alerts then only reach metrics and /api/v1/alerts. `os_tracer` may
+  // be null: OS metrics then come from /proc only.
   DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-             ServiceNotifier &notifier, JournalWriter *journal);
+             ServiceNotifier &notifier, JournalWriter *journal, OsTracer *os_tracer);
 
   // One scan and publish; run() repeats it every scan interval.
   void scan_once();
@@ -33,6 +36,7 @@ private:
   void forget(const std::vector<ProcessId> &removed, const std::vector<LaunchCount> &launches,
               const std::vector<InflightCall> &inflight);
   void drain_events(std::chrono::milliseconds timeout);
+  void sample_os();
   void run_detectors();
   void write_journal(const JournalEntry &entry);
   void publish();
@@ -43,6 +47,9 @@ private:
   MetricsPublisher &publisher_;
   ServiceNotifier &notifier_;
   JournalWriter *journal_;
+  OsTracer *os_tracer_;
+  std::map<int, ProcessOsSample> os_samples_;
+  std::map<std::uint32_t, OsCounters> os_counters_;
   CudaState state_;
   DetectorSet detectors_;
   AlertDelivery delivery_;

@@ -3,14 +3,17 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sstream>
+#include <unistd.h>
 
 #include "config/cli.h"
 #include "daemon/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
 #include "daemon/journal_writer.h"
+#include "daemon/os_tracer.h"
 #include "daemon/service_notifier.h"
 #include "exporters/http_server.h"
 #include "exporters/metrics_publisher.h"
@@ -118,9 +121,19 @@ int main(int argc, char **argv) {
   try {
     CudaTracer tracer(
         TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
+    // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
+    // metrics and the /proc-based OS figures.
+    std::unique_ptr<OsTracer> os_tracer;
+    try {
+      OsTracerSettings os_settings;
+      os_settings.ticks_per_second = sysconf(_SC_CLK_TCK);
+      os_tracer = std::make_unique<OsTracer>(os_settings);
+    } catch (const TracerError &error) {
+      spdlog::error("OS metrics from BPF disabled: {}", error.what());
+    }
     SystemJournalWriter journal;
-    DaemonLoop loop(config, tracer, publisher, notifier,
-                    config.alerts.journal ? &journal : nullptr);
+    DaemonLoop loop(config, tracer, publisher, notifier, config.alerts.journal ? &journal : nullptr,
+                    os_tracer.get());
     HttpServer server(config.listen, make_routes(publisher, config));
     loop.scan_once();
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,

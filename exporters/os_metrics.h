@@ -1,0 +1,28 @@
+#pragma once
+// Turns per-process OS figures (/proc samples and BPF counters) into metric families. Pure.
+#include <optional>
+#include <vector>
+
+#include "daemon/os_sampler.h"
+#include "daemon/os_tracer.h"
+#include "exporters/exposition.h"
+
+namespace neutracer {
+
+struct OsProcessView {
+  Labels labels;                       // pid, comm and, where known, container: built by the caller
+  std::optional<ProcessOsSample> proc; // from /proc; nullopt omits the /proc-based series
+  std::optional<OsCounters> bpf;       // from OsTracer; nullopt omits the BPF-based series
+};
+
+// Every neutracer_process_* family, in a fixed order, each with HELP and TYPE even when empty.
+// Series of a process appear only for the sources it has.
+std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes);
+
+// Adds the OS tracer's health to `families`: its maps' samples go into the
+// neutracer_bpf_map_update_errors_total family (created if absent: a name may appear only once
+// in an exposition), and neutracer_os_network_source{source} tells which network hooks are
+// loaded (1 for the one in use).
+void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families);
+
+} // namespace neutracer
