@@ -10,31 +10,12 @@
 
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
+#include "daemon/bpf_errors.h"
 #include "daemon/cuda_api_table.h"
 #include "daemon/elf_symbols.h"
 
 namespace neutracer {
 namespace {
-
-std::string errno_text(int error) { return std::strerror(error < 0 ? -error : error); }
-
-bool is_permission_error(int error) {
-  const int e = error < 0 ? -error : error;
-  return e == EPERM || e == EACCES;
-}
-
-int libbpf_log(enum libbpf_print_level level, const char *format, va_list args) {
-  char line[1024];
-  vsnprintf(line, sizeof line, format, args);
-  std::string text(line);
-  while (!text.empty() && text.back() == '\n')
-    text.pop_back();
-  if (level == LIBBPF_WARN)
-    spdlog::warn("libbpf: {}", text);
-  else
-    spdlog::debug("libbpf: {}", text);
-  return 0;
-}
 
 template <typename Skeleton, typename Open, typename Load>
 Skeleton *open_and_load(const char *what, Open open, Load load,
@@ -46,15 +27,9 @@ Skeleton *open_and_load(const char *what, Open open, Load load,
                       std::string("cannot open BPF object ") + what + ": " + errno_text(error));
   }
   configure(skeleton);
-  if (const int error = load(skeleton); error != 0) {
-    const std::string message =
-        std::string("cannot load BPF object ") + what + ": " + errno_text(error);
-    if (is_permission_error(error))
-      throw TracerError(TracerError::Reason::permission, message + "; " + permission_hint());
-    throw TracerError(TracerError::Reason::unsupported,
-                      message +
-                          "; the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)");
-  }
+  if (const int error = load(skeleton); error != 0)
+    throw bpf_load_error(std::string("load BPF object ") + what, error,
+                         "the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)");
   return skeleton;
 }
 
@@ -107,7 +82,7 @@ void CudaTracer::CallsDeleter::operator()(cuda_calls *skeleton) const {
 void CudaTracer::RingBufferDeleter::operator()(ring_buffer *rb) const { ring_buffer__free(rb); }
 
 CudaTracer::CudaTracer(const TracerSettings &settings) {
-  libbpf_set_print(libbpf_log);
+  route_libbpf_logs_to_spdlog();
   launch_.reset(open_and_load<cuda_launch>(
       "cuda_launch", cuda_launch__open_opts, cuda_launch__load, [&](cuda_launch *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.launches, settings.launch_map_entries);

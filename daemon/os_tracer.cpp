@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 #include <string>
 
+#include "daemon/bpf_errors.h"
 #include "daemon/os_proc_parsers.h"
 #include "os_block.skel.h"
 #include "os_net.skel.h"
@@ -36,32 +37,9 @@ static_assert(sizeof(nt_os_traced) == 16);
 
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error < 0 ? -error : error); }
-
-bool is_permission_error(int error) {
-  const int e = error < 0 ? -error : error;
-  return e == EPERM || e == EACCES;
-}
-
-int libbpf_log(enum libbpf_print_level level, const char *format, va_list args) {
-  char line[1024];
-  vsnprintf(line, sizeof line, format, args);
-  std::string text(line);
-  while (!text.empty() && text.back() == '\n')
-    text.pop_back();
-  if (level == LIBBPF_WARN)
-    spdlog::warn("libbpf: {}", text);
-  else
-    spdlog::debug("libbpf: {}", text);
-  return 0;
-}
-
 TracerError load_error(const std::string &what, int error) {
-  const std::string message = "cannot " + what + ": " + errno_text(error);
-  if (is_permission_error(error))
-    return TracerError(TracerError::Reason::permission, message + "; " + permission_hint());
-  return TracerError(TracerError::Reason::unsupported,
-                     message + "; OS metrics need kernel BTF and BTF tracepoints (Linux 5.15+)");
+  return bpf_load_error(what, error,
+                        "OS metrics need kernel BTF and BTF tracepoints (Linux 5.15+)");
 }
 
 // Opens, configures and loads one skeleton; the caller owns it once it is returned.
@@ -206,7 +184,7 @@ void OsTracer::BlockDeleter::operator()(os_block *skeleton) const { os_block__de
 void OsTracer::NetDeleter::operator()(os_net *skeleton) const { os_net__destroy(skeleton); }
 
 OsTracer::OsTracer(const OsTracerSettings &settings) {
-  libbpf_set_print(libbpf_log);
+  route_libbpf_logs_to_spdlog();
   bool network_tracepoints = false;
   {
     const KernelBtf btf;

@@ -1,0 +1,44 @@
+#include "daemon/bpf_errors.h"
+
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+namespace neutracer {
+namespace {
+
+int libbpf_log(enum libbpf_print_level level, const char *format, va_list args) {
+  char line[1024];
+  vsnprintf(line, sizeof line, format, args);
+  std::string text(line);
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  if (level == LIBBPF_WARN)
+    spdlog::warn("libbpf: {}", text);
+  else
+    spdlog::debug("libbpf: {}", text);
+  return 0;
+}
+
+} // namespace
+
+std::string errno_text(int error) { return std::strerror(error < 0 ? -error : error); }
+
+bool is_permission_error(int error) {
+  const int e = error < 0 ? -error : error;
+  return e == EPERM || e == EACCES;
+}
+
+void route_libbpf_logs_to_spdlog() { libbpf_set_print(libbpf_log); }
+
+TracerError bpf_load_error(const std::string &what, int error, const std::string &kernel_needs) {
+  const std::string message = "cannot " + what + ": " + errno_text(error);
+  if (is_permission_error(error))
+    return TracerError(TracerError::Reason::permission, message + "; " + permission_hint());
+  return TracerError(TracerError::Reason::unsupported, message + "; " + kernel_needs);
+}
+
+} // namespace neutracer

@@ -1,0 +1,20 @@
+#pragma once
+// Error text and libbpf logging shared by the BPF loaders (CudaTracer, OsTracer).
+#include <string>
+
+#include "daemon/cuda_tracer.h" // TracerError, permission_hint
+
+namespace neutracer {
+
+// strerror of a libbpf-style error (negative or positive errno).
+std::string errno_text(int error);
+bool is_permission_error(int error);
+
+// Routes libbpf's messages to spdlog: warnings as warnings, the rest at debug.
+void route_libbpf_logs_to_spdlog();
+
+// "cannot WHAT: REASON", as a permission error (with the privilege hint) or as missing kernel
+// support (with `kernel_needs`).
+TracerError bpf_load_error(const std::string &what, int error, const std::string &kernel_needs);
+
+} // namespace neutracer
