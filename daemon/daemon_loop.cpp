@@ -160,7 +160,10 @@ void DaemonLoop::run_detectors() {
   for (const auto &[pid, sample] : os_samples_)
     cpu_seconds[ProcessId{pid, sample.start_ticks}] =
         sample.user_cpu_seconds + sample.system_cpu_seconds;
-  detectors_.scan(state_, state_.take_memory_changes(), cpu_seconds, monotonic_ns());
+  const auto changes = state_.take_memory_changes();
+  for (const auto &[id, list] : changes)
+    timeline_.record(id, list);
+  detectors_.scan(state_, changes, cpu_seconds, monotonic_ns());
 
   std::vector<ProcessId> exited_ids;
   for (const auto &exited : state_.take_exited()) {
@@ -174,6 +177,8 @@ void DaemonLoop::run_detectors() {
     write_journal(exit_journal_entry(exited));
   }
   detectors_.forget(exited_ids);
+  for (const auto &id : exited_ids)
+    timeline_.forget(id);
 
   for (const auto &notice : detectors_.take_notices()) {
     const auto entry = journal_entry(notice);
@@ -208,6 +213,11 @@ void DaemonLoop::publish() {
     add_os_tracer_health(os_tracer_->stats(), snapshot->families);
   snapshot->kernels_json = kernels_json(state_);
   snapshot->processes_json = processes_json(state_, detectors_);
+  snapshot->timelines =
+      std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());
+  for (const auto &[id, process] : state_.processes())
+    snapshot->comms[id] = process.comm;
+  snapshot->timeline_now_ns = monotonic_ns();
   timespec wall{};
   clock_gettime(CLOCK_REALTIME, &wall);
   snapshot->alerts_json =

@@ -9,6 +9,7 @@
 #include "daemon/cuda_state.h"
 #include "daemon/cuda_tracer.h"
 #include "daemon/journal_writer.h"
+#include "daemon/memory_timeline.h"
 #include "daemon/os_sampler.h"
 #include "daemon/os_tracer.h"
 #include "daemon/procfs.h"
@@ -52,6 +53,7 @@ private:
   std::map<std::uint32_t, OsCounters> os_counters_;
   CudaState state_;
   DetectorSet detectors_;
+  MemoryTimeline timeline_;
   AlertDelivery delivery_;
   DaemonHealth health_;
   std::size_t cuda_processes_ = 0;

@@ -1,6 +1,7 @@
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
 // exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT.
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "daemon/os_tracer.h"
 #include "daemon/service_notifier.h"
 #include "exporters/http_server.h"
+#include "exporters/memory_timeline_page.h"
 #include "exporters/metrics_publisher.h"
 #include "exporters/self_metrics.h"
 #include "version.h"
@@ -38,6 +40,7 @@ const char *kIndexPage = R"(<!DOCTYPE html>
 <ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
 <li><a href="/api/v1/processes">/api/v1/processes</a></li>
 <li><a href="/api/v1/alerts">/api/v1/alerts</a></li>
+<li><a href="/memory">/memory</a> (GPU memory timeline per process)</li>
 <li><a href="/healthz">/healthz</a></li></ul></body></html>
 )";
 
@@ -47,11 +50,11 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   return {
       {"/",
-       [] {
+       [](const std::string &) {
          return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}};
        }},
       {"/metrics",
-       [&publisher, proc_root = config.proc_root] {
+       [&publisher, proc_root = config.proc_root](const std::string &) {
          const auto snapshot = publisher.latest();
          std::ostringstream body;
          neutracer::render_text(snapshot->families, body);
@@ -59,19 +62,49 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
          return HttpResponse{200, neutracer::kTextContentType, body.str(), {}};
        }},
       {"/api/v1/kernels",
-       [&publisher] {
+       [&publisher](const std::string &) {
          return HttpResponse{200, "application/json", publisher.latest()->kernels_json, {}};
        }},
       {"/api/v1/processes",
-       [&publisher] {
+       [&publisher](const std::string &) {
          return HttpResponse{200, "application/json", publisher.latest()->processes_json, {}};
        }},
       {"/api/v1/alerts",
-       [&publisher] {
+       [&publisher](const std::string &) {
          return HttpResponse{200, "application/json", publisher.latest()->alerts_json, {}};
        }},
+      {"/memory",
+       [&publisher](const std::string &query) {
+         const auto snapshot = publisher.latest();
+         const auto pid_text = neutracer::query_parameter(query, "pid");
+         if (!pid_text)
+           return HttpResponse{
+               200,
+               "text/html; charset=utf-8",
+               neutracer::memory_timeline_index(*snapshot->timelines, snapshot->comms),
+               {}};
+         int pid = 0;
+         const auto [end, error] =
+             std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
+         if (error != std::errc() || end != pid_text->data() + pid_text->size() || pid <= 0)
+           return HttpResponse{
+               400, "text/plain; charset=utf-8", "pid must be a positive integer\n", {}};
+         for (const auto &[id, timeline] : *snapshot->timelines)
+           if (id.pid == pid)
+             return HttpResponse{
+                 200,
+                 "text/html; charset=utf-8",
+                 memory_timeline_page(
+                     id, snapshot->comms.count(id) ? snapshot->comms.at(id) : std::string("?"),
+                     timeline, snapshot->timeline_now_ns),
+                 {}};
+         return HttpResponse{404,
+                             "text/plain; charset=utf-8",
+                             "no traced process with pid " + *pid_text + "\n",
+                             {}};
+       }},
       {"/healthz",
-       [&publisher, stale_after] {
+       [&publisher, stale_after](const std::string &) {
          const auto age = std::chrono::steady_clock::now() - publisher.latest()->published_at;
          if (age > stale_after)
            return HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n", {}};

@@ -1,5 +1,6 @@
 #include "exporters/http_server.h"
 
+#include <algorithm>
 #include <civetweb.h>
 #include <cstring>
 #include <spdlog/spdlog.h>
@@ -31,9 +32,10 @@ int handle_request(mg_connection *connection, void *data) {
   const mg_request_info *info = mg_get_request_info(connection);
   const std::string method = info && info->request_method ? info->request_method : "";
   const std::string path = info && info->local_uri ? info->local_uri : "";
+  const std::string query = info && info->query_string ? info->query_string : "";
   HttpResponse response;
   try {
-    response = route(method, path, server->routes());
+    response = route(method, path, server->routes(), query);
   } catch (const std::exception &error) {
     spdlog::error("HTTP {} {} failed: {}", method, path, error.what());
     response = {500, "text/plain; charset=utf-8", "internal error\n", {}};
@@ -58,13 +60,27 @@ int log_message(const mg_connection *, const char *message) {
 
 } // namespace
 
-HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes) {
+HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,
+                   const std::string &query) {
   const auto handler = routes.find(path);
   if (handler == routes.end())
     return {404, "text/plain; charset=utf-8", "not found; try /metrics\n", {}};
   if (method != "GET" && method != "HEAD")
     return {405, "text/plain; charset=utf-8", "method not allowed\n", {{"Allow", "GET, HEAD"}}};
-  return handler->second();
+  return handler->second(query);
+}
+
+std::optional<std::string> query_parameter(const std::string &query, const std::string &name) {
+  std::size_t at = 0;
+  while (at <= query.size()) {
+    const auto end = std::min(query.find('&', at), query.size());
+    const std::string pair = query.substr(at, end - at);
+    const auto equals = pair.find('=');
+    if (pair.substr(0, equals) == name)
+      return equals == std::string::npos ? std::string() : pair.substr(equals + 1);
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 HttpServer::HttpServer(const std::string &listen, HttpRoutes routes) : routes_(std::move(routes)) {

@@ -2,6 +2,7 @@
 // The HTTP endpoint (civetweb). Routing is pure (route()); the server only moves bytes.
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -16,11 +17,16 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;
 };
 
-using HttpHandler = std::function<HttpResponse()>;
+// Called with the request's query string ("pid=42"), without the '?'.
+using HttpHandler = std::function<HttpResponse(const std::string &query)>;
 using HttpRoutes = std::map<std::string, HttpHandler>; // exact path -> handler
 
 // GET and HEAD of a known path run its handler; other methods get 405, other paths 404.
-HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes);
+HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,
+                   const std::string &query = "");
+
+// The value of `name` in a query string ("a=1&pid=42"), undecoded; nullopt when absent.
+std::optional<std::string> query_parameter(const std::string &query, const std::string &name);
 
 class HttpError : public std::runtime_error {
   using std::runtime_error::runtime_error;

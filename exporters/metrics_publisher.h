@@ -2,11 +2,14 @@
 // Hands the latest snapshot from the main loop to HTTP threads. A scrape only copies a
 // shared pointer under the lock, so it never waits for event processing.
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "daemon/memory_timeline.h"
 #include "exporters/exposition.h"
 
 namespace neutracer {
@@ -16,6 +19,11 @@ struct PublishedSnapshot {
   std::string kernels_json;
   std::string processes_json = "{\"processes\": []}\n";
   std::string alerts_json = "{\"active\": [], \"recent\": []}\n";
+  // Memory timelines are rendered per request, from this scan's copy.
+  std::shared_ptr<const std::map<ProcessId, ProcessTimeline>> timelines =
+      std::make_shared<const std::map<ProcessId, ProcessTimeline>>();
+  std::map<ProcessId, std::string> comms;
+  std::uint64_t timeline_now_ns = 0;
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
 };
 

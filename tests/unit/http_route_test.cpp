@@ -20,15 +20,18 @@ namespace {
 
 HttpRoutes test_routes(std::atomic<int> *calls = nullptr) {
   HttpRoutes routes;
-  routes["/metrics"] = [calls] {
+  routes["/metrics"] = [calls](const std::string &) {
     if (calls)
       ++*calls;
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", "up 1\n", {}};
   };
-  routes["/kernels"] = [] {
+  routes["/kernels"] = [](const std::string &) {
     return HttpResponse{200, "application/json", "{\"k\":1}", {{"X-Test", "yes"}}};
   };
-  routes["/fail"] = []() -> HttpResponse { throw std::runtime_error("boom"); };
+  routes["/fail"] = [](const std::string &) -> HttpResponse { throw std::runtime_error("boom"); };
+  routes["/echo"] = [](const std::string &query) {
+    return HttpResponse{200, "text/plain", "query=" + query, {}};
+  };
   return routes;
 }
 
@@ -81,6 +84,19 @@ TEST(HttpRoute, OtherMethodsAre405WithAllow) {
     EXPECT_EQ(response.headers.at("Allow"), "GET, HEAD");
   }
   EXPECT_EQ(calls, 0);
+}
+
+TEST(HttpRoute, HandlersReceiveTheQueryString) {
+  EXPECT_EQ(route("GET", "/echo", test_routes(), "pid=42&x").body, "query=pid=42&x");
+  EXPECT_EQ(route("GET", "/echo", test_routes()).body, "query=");
+}
+
+TEST(QueryParameter, FindsNamedValues) {
+  EXPECT_EQ(query_parameter("pid=42", "pid"), "42");
+  EXPECT_EQ(query_parameter("a=1&pid=7&b", "pid"), "7");
+  EXPECT_EQ(query_parameter("a=1&b", "b"), "");
+  EXPECT_EQ(query_parameter("apid=1", "pid"), std::nullopt);
+  EXPECT_EQ(query_parameter("", "pid"), std::nullopt);
 }
 
 TEST(HttpRoute, NoRoutes) { EXPECT_EQ(route("GET", "/metrics", {}).status, 404); }
@@ -265,6 +281,12 @@ TEST_F(HttpServerTest, QueryStringIsNotPartOfThePath) {
   const auto response = http_exchange(port_, get("/metrics?name[]=x"));
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(status_line(*response), "HTTP/1.1 200 OK");
+}
+
+TEST_F(HttpServerTest, QueryStringReachesTheHandler) {
+  const auto response = http_exchange(port_, get("/echo?pid=42"));
+  ASSERT_TRUE(response);
+  EXPECT_NE(response->find("query=pid=42"), std::string::npos) << *response;
 }
 
 TEST_F(HttpServerTest, OversizedRequestLineIsRefused) {

@@ -1,0 +1,100 @@
+#include "daemon/memory_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include "exporters/memory_timeline_page.h"
+
+namespace neutracer {
+namespace {
+
+const ProcessId kId{42, 7};
+
+MemoryChange alloc(std::uint64_t t, std::uint64_t address, std::uint64_t bytes) {
+  return {t, MemoryChangeKind::allocation, address, bytes, 0, 0};
+}
+MemoryChange release(std::uint64_t t, std::uint64_t address) {
+  return {t, MemoryChangeKind::free, address, 0, 0, 0};
+}
+MemoryChange failure(std::uint64_t t, std::uint64_t bytes) {
+  return {t, MemoryChangeKind::failed_allocation, 0, bytes, 0, 2};
+}
+
+std::size_t count(const std::string &text, const std::string &what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST(MemoryTimeline, RecordsLifetimesAndFailures) {
+  MemoryTimeline timeline;
+  const std::vector<MemoryChange> changes{alloc(10, 0x1000, 100), alloc(20, 0x2000, 50),
+                                          release(30, 0x1000), failure(40, 1 << 30),
+                                          release(50, 0xdead)}; // unknown: ignored
+  timeline.record(kId, changes);
+  const auto &t = timeline.processes().at(kId);
+  ASSERT_EQ(t.blocks.size(), 2u);
+  EXPECT_EQ(t.blocks[0].allocated_ns, 10u);
+  EXPECT_EQ(t.blocks[0].freed_ns, 30u);
+  EXPECT_EQ(t.blocks[1].freed_ns, 0u); // live
+  ASSERT_EQ(t.failures.size(), 1u);
+  EXPECT_EQ(t.failures[0].bytes, 1u << 30);
+  timeline.forget(kId);
+  EXPECT_TRUE(timeline.processes().empty());
+}
+
+TEST(MemoryTimeline, KeepsTheNewestBlocksWithinItsBound) {
+  MemoryTimeline timeline(3, 2);
+  std::vector<MemoryChange> changes;
+  for (std::uint64_t i = 0; i < 5; ++i)
+    changes.push_back(alloc(i, 0x1000 * (i + 1), 10));
+  for (std::uint64_t i = 0; i < 3; ++i)
+    changes.push_back(failure(10 + i, 99));
+  changes.push_back(release(20, 0x5000)); // newest block, still tracked
+  changes.push_back(release(21, 0x1000)); // oldest, forgotten: ignored
+  timeline.record(kId, changes);
+  const auto &t = timeline.processes().at(kId);
+  ASSERT_EQ(t.blocks.size(), 3u);
+  EXPECT_EQ(t.dropped_blocks, 2u);
+  EXPECT_EQ(t.blocks.front().address, 0x3000u);
+  EXPECT_EQ(t.blocks.back().freed_ns, 20u);
+  ASSERT_EQ(t.failures.size(), 2u);
+  EXPECT_EQ(t.failures.front().time_ns, 11u);
+}
+
+TEST(MemoryTimelinePage, DrawsEveryBlockAndFailure) {
+  MemoryTimeline timeline;
+  const std::vector<MemoryChange> changes{alloc(1'000'000'000, 0x7f0000000000, 64 << 20),
+                                          alloc(1'500'000'000, 0x7f0010000000, 32 << 20),
+                                          release(2'000'000'000, 0x7f0000000000),
+                                          failure(2'500'000'000, 1ull << 34)};
+  timeline.record(kId, changes);
+  const auto page =
+      memory_timeline_page(kId, "train<1>", timeline.processes().at(kId), 3'000'000'000);
+  EXPECT_NE(page.find("GPU memory of train&lt;1&gt; (pid 42)"), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"live\""), 1u);
+  EXPECT_EQ(count(page, "<rect class=\"freed\""), 1u);
+  EXPECT_EQ(count(page, "<line class=\"failed\""), 1u);
+  EXPECT_NE(page.find("failed allocation of 16.0 GiB at 1.500 s"), std::string::npos);
+  EXPECT_NE(page.find("0x7f0000000000 64.0 MiB, allocated at 0.000 s, freed at 1.000 s"),
+            std::string::npos);
+  EXPECT_NE(page.find("2 allocations recorded, 1 live (32.0 MiB), 1 failed allocations"),
+            std::string::npos);
+  // The bar of the freed block spans half of the 2 s window: 0 s to 1 s of [0 s, 2 s].
+  EXPECT_NE(page.find("x=\"110.0\" y=\""), std::string::npos);
+  EXPECT_NE(page.find("width=\"485.0\""), std::string::npos);
+
+  const auto index = memory_timeline_index(timeline.processes(), {{kId, "train"}});
+  EXPECT_NE(index.find("<a href=\"/memory?pid=42\">train (pid 42)</a>: 2 allocations"),
+            std::string::npos);
+}
+
+TEST(MemoryTimelinePage, EmptyTimelineStillRenders) {
+  const auto svg = memory_timeline_svg(ProcessTimeline{}, 5);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<rect class="), 0u);
+}
+
+} // namespace
+} // namespace neutracer
