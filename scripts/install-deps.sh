@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config clang bpftool
   libbpf-dev libelf-dev zlib1g-dev libcivetweb-dev libyaml-cpp-dev libspdlog-dev
   libsystemd-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev prometheus prometheus-alertmanager chromium python3
+  libgtest-dev libgmock-dev prometheus prometheus-alertmanager chromium fonts-dejavu-core python3
 )
 
 missing=()
