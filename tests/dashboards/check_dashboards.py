@@ -104,7 +104,7 @@ GRAFANA_UNITS = {
 CUSTOM_UNIT_RE = re.compile(r"^(suffix|prefix|si|count|currency|time|bool):")
 
 UID_RE = re.compile(r"^[A-Za-z0-9_-]{8,40}$")
-DS_PLACEHOLDER_RE = re.compile(r"\$\{?DS_[A-Za-z0-9_]+")
+DS_PLACEHOLDER_RE = re.compile(r"\$\{DS_[A-Za-z0-9_]+\}|\$DS_[A-Za-z0-9_]+")
 
 RATE_FUNCS = {"rate", "irate", "increase"}
 AGGREGATORS = {
@@ -398,22 +398,33 @@ class Checker:
             if isinstance(l, dict) and l.get("type") == "link" and l.get("url"):
                 self.links.append((fname, "dashboard links", l["url"]))
 
-    def check_datasources_anywhere(self, fname, node, path):
+    def check_datasources_anywhere(self, fname, node, path, role=None):
+        """Every "datasource" not already checked as a panel's, target's, variable's or annotation's."""
         if isinstance(node, dict):
+            checked_here = role in ("target", "annotation") or (
+                role == "panel" and node.get("type") != "row") or (
+                role == "variable" and node.get("type") == "query")
             for k, v in node.items():
-                if k == "datasource":
+                if k == "datasource" and not checked_here:
                     self.check_ds_value(fname, path, v)
-                self.check_datasources_anywhere(fname, v, f"{path}.{k}")
+                child_role = {"panels": "panels", "targets": "targets"}.get(k)
+                if path == "dashboard.templating" and k == "list":
+                    child_role = "variables"
+                if path == "dashboard.annotations" and k == "list":
+                    child_role = "annotations"
+                self.check_datasources_anywhere(fname, v, f"{path}.{k}", child_role)
         elif isinstance(node, list):
+            item_role = {"panels": "panel", "targets": "target", "variables": "variable",
+                         "annotations": "annotation"}.get(role)
             for i, v in enumerate(node):
-                self.check_datasources_anywhere(fname, v, f"{path}[{i}]")
+                sub = f"{path}[{i}]"
+                if item_role == "panel" and isinstance(v, dict) and v.get("title"):
+                    sub = f'panel "{v["title"]}"'
+                self.check_datasources_anywhere(fname, v, sub, item_role)
 
     def check_ds_value(self, fname, path, v):
         if v == DS_REF:
             return
-        if isinstance(v, dict) and (v.get("type") == "grafana" or v.get("uid") in GRAFANA_BUILTIN_DS_UIDS) \
-                and ".annotations." in path:
-            return  # the built-in "Annotations & Alerts" query
         if isinstance(v, dict) and v.get("uid") == "-- Mixed --":
             self.report(fname, path, "mixed datasource: use ${datasource}")
             return
@@ -480,9 +491,11 @@ class Checker:
             if not isinstance(a, dict):
                 continue
             ds = a.get("datasource") or {}
-            if isinstance(ds, dict) and ds.get("type") == "grafana":
+            if isinstance(ds, dict) and (ds.get("type") == "grafana" or ds.get("uid") in GRAFANA_BUILTIN_DS_UIDS):
                 continue
             where = f'annotation "{a.get("name", "")}"'
+            if ds != DS_REF:
+                self.report(fname, where, f'datasource must be {json.dumps(DS_REF)}, got {json.dumps(a.get("datasource"))}')
             expr = a.get("expr")
             if expr is None and isinstance(a.get("target"), dict):
                 expr = a["target"].get("expr")
@@ -492,14 +505,14 @@ class Checker:
             self.add_expression(fname, Expression(where, expr, kind="annotation"), per_process)
 
     # ---- panels -------------------------------------------------------------------------
-    def walk_panels(self, panels, parent=None):
+    def walk_panels(self, panels):
         for p in panels:
             if not isinstance(p, dict):
                 continue
             title = str(p.get("title", "")).strip()
             yield p, title
             if p.get("type") == "row" and p.get("panels"):
-                yield from self.walk_panels(p["panels"], title)
+                yield from self.walk_panels(p["panels"])
 
     def check_panel(self, fname, p, title, ids, per_process):
         where = f'panel "{title}"' if title else f'panel id {p.get("id")!r} (untitled)'
@@ -684,7 +697,8 @@ class Checker:
                     m = re.search(r'group "(.*?) \| (.*) \| #\d+", rule \d+, "[^"]*": (.*)$', line)
                     if m:
                         found = True
-                        self.report(m.group(1), m.group(2), f"promtool: {m.group(3)}")
+                        unq = [g.replace('\\"', '"') for g in m.groups()]
+                        self.report(unq[0], unq[1], f"promtool: {unq[2]}")
                 if not found:
                     self.report("promtool", "check rules", out.strip().replace("\n", " | "))
         finally:
