@@ -194,6 +194,7 @@ void DaemonLoop::write_journal(const JournalEntry &entry) {
 
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
+  snapshot->from_a_scan = true;
   snapshot->families = daemon_families(health_, cuda_processes_);
   std::vector<OsProcessView> os_views;
   for (const auto &[id, process] : state_.processes()) {

@@ -105,7 +105,12 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
        }},
       {"/healthz",
        [&publisher, stale_after](const std::string &) {
-         const auto age = std::chrono::steady_clock::now() - publisher.latest()->published_at;
+         const auto snapshot = publisher.latest();
+         // Not healthy before the first scan: a scrape then would lack every CUDA series.
+         if (!snapshot->from_a_scan)
+           return HttpResponse{
+               503, "text/plain; charset=utf-8", "starting: first scan running\n", {}};
+         const auto age = std::chrono::steady_clock::now() - snapshot->published_at;
          if (age > stale_after)
            return HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n", {}};
          return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};

@@ -25,6 +25,7 @@ struct PublishedSnapshot {
   std::map<ProcessId, std::string> comms;
   std::uint64_t timeline_now_ns = 0;
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
+  bool from_a_scan = false; // false only for the placeholder served before the first scan
 };
 
 class MetricsPublisher {

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""PyTorch workloads for tests/bench/gpu/run.py. One workload per process.
+
+    torch_workloads.py WORKLOAD --condition plain|neutracerd|profiler --sync-dir DIR
+                       [--iterations N] [--warmup N] [--timeout S] [--fake]
+
+WORKLOAD:
+  eager        x = x * 1.0001 + 0.1 on a 1024-element float32 tensor (two kernels per
+               iteration); value = microseconds per iteration.
+  cnn          small ResNet-like conv net, batch 64 of 3x32x32 synthetic images, SGD;
+               value = milliseconds per training step.
+  transformer  nn.TransformerEncoder (d_model 512, 8 heads, 6 layers, FFN 2048), sequence 256,
+               batch 16 of synthetic tokens, AdamW; value = milliseconds per step.
+
+Protocol (driven by run.py): set-up (import, CUDA context, model, data) happens first; then the
+process prints `READY <pid>` and waits for DIR/go; it runs the warm-up iterations, then the timed
+iterations between two torch.cuda.synchronize() calls (with --condition profiler the timed loop
+alone runs inside torch.profiler.profile(activities=[CPU, CUDA])), prints `RESULT {json}`, waits
+for DIR/release and exits. The plain and neutracerd conditions run identical code: the daemon is
+the only difference, and run.py starts it.
+
+--fake replaces the GPU work by short sleeps (run.py --dry-run); it needs no torch.
+"""
+import argparse
+import gc
+import json
+import math
+import os
+import random
+import sys
+import time
+
+DEFAULTS = {  # workload: (iterations, warmup, unit)
+    "eager": (20000, 1000, "us/iter"),
+    "cnn": (200, 20, "ms/step"),
+    "transformer": (50, 10, "ms/step"),
+}
+
+
+def die(message, code=2):
+    print(f"torch_workloads.py: error: {message}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def wait_file(path, timeout):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            die(f"timed out after {timeout:.0f} s waiting for {path}", 3)
+        time.sleep(0.005)
+
+
+# ------------------------------------------------------------------------------------------------
+# Real workloads
+
+
+def build_eager(torch):
+    x = torch.ones(1024, device="cuda", dtype=torch.float32)
+    state = {"x": x}
+
+    def step():
+        state["x"] = state["x"] * 1.0001 + 0.1
+
+    def check():
+        value = float(state["x"][0].item())
+        return {"x0": value, "finite": math.isfinite(value)}
+
+    return step, check
+
+
+def build_cnn(torch):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.shortcut = nn.Identity()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                              nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = torch.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return torch.relu(out + self.shortcut(x))
+
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, 1, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+        Block(32, 32, 1), Block(32, 64, 2), Block(64, 128, 2), Block(128, 128, 1),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).cuda()
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    data = torch.randn(64, 3, 32, 32, device="cuda", generator=gen)
+    target = torch.randint(0, 10, (64,), device="cuda", generator=gen)
+    last = {}
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(data), target)
+        loss.backward()
+        opt.step()
+        last["loss"] = loss
+
+    def check():
+        value = float(last["loss"].item())
+        return {"loss": value, "finite": math.isfinite(value)}
+
+    return step, check
+
+
+def build_transformer(torch):
+    nn = torch.nn
+    vocab, d_model, seq, batch = 8192, 512, 256, 16
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, d_model)
+            self.pos = nn.Parameter(torch.zeros(1, seq, d_model))
+            layer = nn.TransformerEncoderLayer(d_model=d_model, nhead=8, dim_feedforward=2048,
+                                               dropout=0.1, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
+            self.head = nn.Linear(d_model, vocab)
+
+        def forward(self, tokens):
+            return self.head(self.encoder(self.embed(tokens) + self.pos))
+
+    model = Model().cuda()
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    tokens = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
+    target = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
+    last = {}
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        logits = model(tokens)
+        loss = loss_fn(logits.reshape(-1, vocab), target.reshape(-1))
+        loss.backward()
+        opt.step()
+        last["loss"] = loss
+
+    def check():
+        value = float(last["loss"].item())
+        return {"loss": value, "finite": math.isfinite(value)}
+
+    return step, check
+
+
+BUILDERS = {"eager": build_eager, "cnn": build_cnn, "transformer": build_transformer}
+
+
+def timed_loop(torch, step, iterations):
+    gc.collect()
+    gc.disable()
+    try:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(iterations):
+            step()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def run_real(args, result):
+    t_import = time.perf_counter()
+    try:
+        import torch
+    except ImportError as exc:
+        die(f"cannot import torch: {exc}")
+    if not torch.cuda.is_available():
+        die("torch.cuda.is_available() is False")
+    result["import_seconds"] = round(time.perf_counter() - t_import, 3)
+    result["torch"] = torch.__version__
+    result["device"] = torch.cuda.get_device_name(0)
+    torch.manual_seed(0)
+    step, check = BUILDERS[args.workload](torch)
+    torch.cuda.synchronize()
+
+    print(f"READY {os.getpid()}", flush=True)
+    wait_file(os.path.join(args.sync_dir, "go"), args.timeout)
+
+    t_w = time.perf_counter()
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    result["warmup_seconds"] = round(time.perf_counter() - t_w, 4)
+
+    if args.condition == "profiler":
+        from torch.profiler import ProfilerActivity, profile
+        t_enter = time.perf_counter()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            entered = time.perf_counter()
+            seconds = timed_loop(torch, step, args.iterations)
+            t_exit = time.perf_counter()
+        exited = time.perf_counter()
+        info = {"enter_seconds": round(entered - t_enter, 4),
+                "exit_seconds": round(exited - t_exit, 4)}
+        # Proof that the profiler recorded the loop (informational, outside the timing).
+        try:
+            events = prof.profiler.kineto_results.events()
+            info["events"] = len(events)
+            info["device_events"] = sum(1 for e in events
+                                        if "CUDA" in str(e.device_type()).upper())
+        except Exception as exc:  # API differences between torch versions
+            info["events_error"] = f"{type(exc).__name__}: {exc}"
+        result["profiler"] = info
+    else:
+        seconds = timed_loop(torch, step, args.iterations)
+    result["seconds"] = seconds
+    result["check"] = check()
+    result["max_memory_allocated"] = int(torch.cuda.max_memory_allocated())
+
+
+# ------------------------------------------------------------------------------------------------
+# Fake workloads (run.py --dry-run): same protocol, sleeps instead of GPU work.
+
+FAKE_BASE = {"eager": 9.0, "cnn": 4.0, "transformer": 20.0}  # value with no tool
+
+
+def fake_daemon_running(state_dir):
+    try:
+        with open(os.path.join(state_dir, "daemon.pid")) as f:
+            os.kill(int(f.read().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def fake_write_state(state_dir, launches):
+    if not state_dir:
+        return
+    path = os.path.join(state_dir, f"{os.getpid()}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump({"pid": os.getpid(), "comm": "python3", "launches": launches,
+                   "kernel": "vectorized_elementwise_kernel", "gpu_bytes": 8 << 20}, f)
+    os.replace(path + ".tmp", path)
+
+
+def run_fake(args, result):
+    if os.environ.get("NT_BENCH_FAKE_FAIL", "") == args.workload:
+        die("NT_BENCH_FAKE_FAIL asked this fake workload to fail", 4)
+    state_dir = os.environ.get("NT_BENCH_FAKE_STATE", "")
+    time.sleep(0.2)  # "import torch"
+    result["torch"] = "fake"
+    result["device"] = "fake GPU"
+    fake_write_state(state_dir, 0)
+    print(f"READY {os.getpid()}", flush=True)
+    wait_file(os.path.join(args.sync_dir, "go"), args.timeout)
+    factor = 1.0
+    if fake_daemon_running(state_dir):
+        factor *= 1.08
+    if args.condition == "profiler":
+        factor *= 1.6
+        result["profiler"] = {"enter_seconds": 0.01, "exit_seconds": 0.02,
+                              "events": 2 * args.iterations, "device_events": args.iterations}
+    time.sleep(0.1)
+    per = FAKE_BASE[args.workload] * factor * random.uniform(0.97, 1.03)
+    scale = 1e-6 if args.workload == "eager" else 1e-3
+    result["seconds"] = per * scale * args.iterations
+    result["check"] = {"finite": True}
+    fake_write_state(state_dir, (args.warmup + args.iterations) * 2)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workload", choices=sorted(DEFAULTS))
+    parser.add_argument("--condition", choices=["plain", "neutracerd", "profiler"], required=True)
+    parser.add_argument("--sync-dir", required=True)
+    parser.add_argument("--iterations", type=int, default=0)
+    parser.add_argument("--warmup", type=int, default=-1)
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds to wait for each file from run.py")
+    parser.add_argument("--fake", action="store_true")
+    args = parser.parse_args()
+    iterations, warmup, unit = DEFAULTS[args.workload]
+    if args.iterations <= 0:
+        args.iterations = iterations
+    if args.warmup < 0:
+        args.warmup = warmup
+
+    result = {"workload": args.workload, "condition": args.condition, "pid": os.getpid(),
+              "iterations": args.iterations, "warmup": args.warmup, "unit": unit}
+    t_start = time.perf_counter()
+    if args.fake:
+        run_fake(args, result)
+    else:
+        run_real(args, result)
+    scale = 1e6 if args.workload == "eager" else 1e3
+    result["value"] = result["seconds"] * scale / args.iterations
+    result["process_seconds"] = round(time.perf_counter() - t_start, 3)
+    print("RESULT " + json.dumps(result, sort_keys=True), flush=True)
+    wait_file(os.path.join(args.sync_dir, "release"), args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
