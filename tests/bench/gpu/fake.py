@@ -7,6 +7,8 @@ compute-sanitizer and the libcuda holder. Standard library only.
     fake.py cuda leak COUNT BYTES SYNC_DIR|- exit|reset [TIMEOUT]
     fake.py sanitizer --tool memcheck --leak-check full PROGRAM ARGS...
     fake.py holder
+    fake.py standin launch|leak ...    (same CLI as cuda; drives tests/standin's
+                                        neutracer-scenario, for run.py --standin)
 
 They talk through the directory in $NT_BENCH_FAKE_STATE: a fake CUDA process writes
 <pid>.json ({"launches", "gpu_bytes", "kernel", "comm"}); the fake daemon "discovers" the live
@@ -315,6 +317,47 @@ def run_sanitizer(argv):
     return rc
 
 
+def run_standin(argv):
+    """nt_cuda_bench's protocol over neutracer-scenario and the stand-in libcuda.so.1, so the
+    real daemon sees exact launches and allocations (run.py --standin). READY names the
+    scenario's pid: the process the daemon traces."""
+    scenario = os.environ.get("NT_BENCH_SCENARIO", "")
+    if len(argv) >= 4 and argv[0] == "launch":
+        n, warmup, sync = int(argv[1]), int(argv[2]), argv[3]
+        # relaunch prints no line: the sleep:0 after it marks its end.
+        steps = ["ready", f"wait:{sync}/go", f"launch:nt_bench_empty:{warmup}", f"relaunch:{n}",
+                 "sleep:0", f"wait:{sync}/release"]
+    elif len(argv) >= 5 and argv[0] == "leak":
+        count, size, sync = int(argv[1]), int(argv[2]), argv[3]
+        n = warmup = 0
+        steps = [f"alloc:{size}:{count}"]
+        if sync != "-":
+            steps = ["ready", f"wait:{sync}/go"] + steps + [f"wait:{sync}/release"]
+    else:
+        print("usage: fake.py standin launch N WARMUP SYNC | leak COUNT BYTES SYNC|- MODE",
+              file=sys.stderr)
+        return 1
+    proc = subprocess.Popen([scenario] + steps, stdout=subprocess.PIPE, text=True)
+    t0 = time.perf_counter()
+    for line in proc.stdout:
+        line = line.strip()
+        if line.startswith("ready "):
+            print(f"READY {line.split()[1]}", flush=True)
+        elif line.startswith("launch:") and " ok" in line:
+            t0 = time.perf_counter()
+        elif line.startswith("sleep:0") and " ok" in line:
+            seconds = time.perf_counter() - t0
+            print("RESULT " + json.dumps({
+                "workload": "raw", "pid": proc.pid, "launches": n, "warmup": warmup,
+                "total_launches": n + warmup, "seconds": seconds,
+                "value": seconds * 1e9 / max(n, 1), "unit": "ns/launch"}), flush=True)
+        elif line.startswith("alloc:") and " ok" in line:
+            print("RESULT " + json.dumps({
+                "workload": "leak", "pid": proc.pid, "allocations": count, "bytes_each": size,
+                "bytes_total": count * size, "reset": argv[4] == "reset"}), flush=True)
+    return proc.wait()
+
+
 def run_holder():
     write_state(0, 0, kernel="", comm="python3")
     print("HOLD", flush=True)
@@ -335,6 +378,8 @@ def main():
         return run_sanitizer(rest)
     if role == "holder":
         return run_holder()
+    if role == "standin":
+        return run_standin(rest)
     print(f"fake.py: unknown role {role}", file=sys.stderr)
     return 1
 

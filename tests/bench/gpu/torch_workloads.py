@@ -54,8 +54,8 @@ def wait_file(path, timeout):
 # Real workloads
 
 
-def build_eager(torch):
-    x = torch.ones(1024, device="cuda", dtype=torch.float32)
+def build_eager(torch, dev):
+    x = torch.ones(1024, device=dev, dtype=torch.float32)
     state = {"x": x}
 
     def step():
@@ -68,7 +68,7 @@ def build_eager(torch):
     return step, check
 
 
-def build_cnn(torch):
+def build_cnn(torch, dev):
     nn = torch.nn
 
     class Block(nn.Module):
@@ -91,14 +91,14 @@ def build_cnn(torch):
     model = nn.Sequential(
         nn.Conv2d(3, 32, 3, 1, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
         Block(32, 32, 1), Block(32, 64, 2), Block(64, 128, 2), Block(128, 128, 1),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).cuda()
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).to(dev)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
     loss_fn = nn.CrossEntropyLoss()
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=dev)
     gen.manual_seed(0)
-    data = torch.randn(64, 3, 32, 32, device="cuda", generator=gen)
-    target = torch.randint(0, 10, (64,), device="cuda", generator=gen)
+    data = torch.randn(64, 3, 32, 32, device=dev, generator=gen)
+    target = torch.randint(0, 10, (64,), device=dev, generator=gen)
     last = {}
 
     def step():
@@ -115,7 +115,7 @@ def build_cnn(torch):
     return step, check
 
 
-def build_transformer(torch):
+def build_transformer(torch, dev):
     nn = torch.nn
     vocab, d_model, seq, batch = 8192, 512, 256, 16
 
@@ -132,14 +132,14 @@ def build_transformer(torch):
         def forward(self, tokens):
             return self.head(self.encoder(self.embed(tokens) + self.pos))
 
-    model = Model().cuda()
+    model = Model().to(dev)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     loss_fn = nn.CrossEntropyLoss()
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=dev)
     gen.manual_seed(0)
-    tokens = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
-    target = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
+    tokens = torch.randint(0, vocab, (batch, seq), device=dev, generator=gen)
+    target = torch.randint(0, vocab, (batch, seq), device=dev, generator=gen)
     last = {}
 
     def step():
@@ -160,15 +160,15 @@ def build_transformer(torch):
 BUILDERS = {"eager": build_eager, "cnn": build_cnn, "transformer": build_transformer}
 
 
-def timed_loop(torch, step, iterations):
+def timed_loop(sync, step, iterations):
     gc.collect()
     gc.disable()
     try:
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         for _ in range(iterations):
             step()
-        torch.cuda.synchronize()
+        sync()
         return time.perf_counter() - t0
     finally:
         gc.enable()
@@ -180,14 +180,20 @@ def run_real(args, result):
         import torch
     except ImportError as exc:
         die(f"cannot import torch: {exc}")
-    if not torch.cuda.is_available():
-        die("torch.cuda.is_available() is False")
+    dev = args.device
+    if dev == "cuda":
+        if not torch.cuda.is_available():
+            die("torch.cuda.is_available() is False")
+        sync = torch.cuda.synchronize
+        result["device"] = torch.cuda.get_device_name(0)
+    else:  # --device cpu: checks this file's logic on a machine without a GPU
+        sync = lambda: None  # noqa: E731
+        result["device"] = "cpu"
     result["import_seconds"] = round(time.perf_counter() - t_import, 3)
     result["torch"] = torch.__version__
-    result["device"] = torch.cuda.get_device_name(0)
     torch.manual_seed(0)
-    step, check = BUILDERS[args.workload](torch)
-    torch.cuda.synchronize()
+    step, check = BUILDERS[args.workload](torch, dev)
+    sync()
 
     print(f"READY {os.getpid()}", flush=True)
     wait_file(os.path.join(args.sync_dir, "go"), args.timeout)
@@ -195,15 +201,18 @@ def run_real(args, result):
     t_w = time.perf_counter()
     for _ in range(args.warmup):
         step()
-    torch.cuda.synchronize()
+    sync()
     result["warmup_seconds"] = round(time.perf_counter() - t_w, 4)
 
     if args.condition == "profiler":
         from torch.profiler import ProfilerActivity, profile
         t_enter = time.perf_counter()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        activities = [ProfilerActivity.CPU]
+        if dev == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        with profile(activities=activities) as prof:
             entered = time.perf_counter()
-            seconds = timed_loop(torch, step, args.iterations)
+            seconds = timed_loop(sync, step, args.iterations)
             t_exit = time.perf_counter()
         exited = time.perf_counter()
         info = {"enter_seconds": round(entered - t_enter, 4),
@@ -218,10 +227,11 @@ def run_real(args, result):
             info["events_error"] = f"{type(exc).__name__}: {exc}"
         result["profiler"] = info
     else:
-        seconds = timed_loop(torch, step, args.iterations)
+        seconds = timed_loop(sync, step, args.iterations)
     result["seconds"] = seconds
     result["check"] = check()
-    result["max_memory_allocated"] = int(torch.cuda.max_memory_allocated())
+    if dev == "cuda":
+        result["max_memory_allocated"] = int(torch.cuda.max_memory_allocated())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -254,6 +264,9 @@ def run_fake(args, result):
         die("NT_BENCH_FAKE_FAIL asked this fake workload to fail", 4)
     state_dir = os.environ.get("NT_BENCH_FAKE_STATE", "")
     time.sleep(0.2)  # "import torch"
+    if os.environ.get("NT_BENCH_STANDIN_LIB"):  # run.py --standin: map the stand-in driver
+        import ctypes
+        ctypes.CDLL(os.environ["NT_BENCH_STANDIN_LIB"])
     result["torch"] = "fake"
     result["device"] = "fake GPU"
     fake_write_state(state_dir, 0)
@@ -285,6 +298,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds to wait for each file from run.py")
     parser.add_argument("--fake", action="store_true")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                        help="cpu: check this file without a GPU (run.py always uses cuda)")
     args = parser.parse_args()
     iterations, warmup, unit = DEFAULTS[args.workload]
     if args.iterations <= 0:

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Self-tests of the GPU benchmark runner without a GPU, root or the daemon:
+
+    python3 tests/bench/gpu/test_bench.py        (about 1 minute)
+
+Unit tests of run.py's helpers (statistics, formatting, compute-sanitizer verdicts, nvcc
+fallback, report rendering, exit status) and end-to-end dry runs (run.py --dry-run, with the
+stand-ins of fake.py): a clean run, a miscounting daemon, a failing workload, a budget cut, a
+busy port, and SIGTERM in the middle of a daemon session.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run as bench  # noqa: E402
+
+RUN = os.path.join(HERE, "run.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dry_run(outdir, *extra, env=None, timeout=240):
+    cmd = [sys.executable, RUN, "/nonexistent/neutracerd", outdir, "--dry-run",
+           "--port", str(free_port())] + list(extra)
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=timeout, env=dict(os.environ, **(env or {})))
+    data = None
+    path = os.path.join(outdir, "bench.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    return res.returncode, res.stdout, data
+
+
+def fake_daemons():
+    return bench.other_daemons(b"fake.py\0daemon")
+
+
+class Helpers(unittest.TestCase):
+    def test_stats_and_format(self):
+        st = bench.stats([3.0, 1.0, 2.0, None])
+        self.assertEqual((st["median"], st["min"], st["max"], st["n"]), (2.0, 1.0, 3.0, 3))
+        self.assertIsNone(bench.stats([]))
+        self.assertEqual(bench.fmt_cell(st), "2.000 (1.000–3.000)")
+        self.assertEqual(bench.fmt_cell(bench.stats([2345.4])), "2345")
+        self.assertEqual(bench.fmt_cell(None), "n/a")
+        self.assertEqual(bench.fmt(12.345), "12.35")
+        self.assertEqual(bench.fmt(123.45), "123.5")
+        self.assertAlmostEqual(bench.ratio(bench.stats([3.0]), bench.stats([2.0])), 1.5)
+        self.assertIsNone(bench.ratio(None, bench.stats([2.0])))
+        self.assertEqual(bench.fmt_ratio(None), "n/a")
+
+    def test_summarize_uses_ok_samples_only(self):
+        samples = [
+            {"workload": "raw", "condition": "plain", "ok": True, "value": 2000.0},
+            {"workload": "raw", "condition": "plain", "ok": True, "value": 2200.0},
+            {"workload": "raw", "condition": "plain", "ok": False, "value": None},
+            {"workload": "raw", "condition": "neutracerd", "ok": True, "value": 2600.0},
+        ]
+        s = bench.summarize(samples, ["raw"])["raw"]
+        self.assertEqual(s["plain"]["median"], 2100.0)
+        self.assertEqual(s["plain"]["n"], 2)
+        self.assertAlmostEqual(s["ratio_neutracerd"], 2600.0 / 2100.0)
+        self.assertIsNone(s["profiler"])
+        self.assertIsNone(s["ratio_profiler"])
+
+    def test_prometheus_helpers(self):
+        text = ('neutracer_cuda_kernel_launches_total{pid="7",comm="a",kernel="k1"} 10\n'
+                'neutracer_cuda_kernel_launches_total{pid="7",comm="a",kernel="[unresolved]"} 2\n'
+                'neutracer_cuda_kernel_launches_total{pid="8",comm="b",kernel="k1"} 5\n'
+                'neutracer_scans_total 4\n')
+        samples = bench.parse_prometheus(text)
+        self.assertEqual(bench.launches_by_kernel(samples, 7), {"k1": 10, "[unresolved]": 2})
+        self.assertTrue(bench.pid_listed(samples, 8))
+        self.assertFalse(bench.pid_listed(samples, 9))
+        self.assertEqual(bench.prom_sum(samples, "neutracer_scans_total"), 4)
+        self.assertEqual(bench.prom_sum(samples, bench.LAUNCHES, pid=7), 12)
+
+    def test_sanitizer_verdict(self):
+        out = ("========= COMPUTE-SANITIZER\n"
+               "========= Leaked 4194304 bytes at 0x7f5a9e000000\n"
+               "=========     Saved host backtrace up to driver entry point at cudaMalloc time\n"
+               "========= Leaked 4194304 bytes at 0x7f5a9e400000\n"
+               "========= LEAK SUMMARY: 8388608 bytes leaked in 2 allocations\n"
+               "========= ERROR SUMMARY: 2 errors\n")
+        reported, evidence = bench.sanitizer_verdict(out)
+        self.assertTrue(reported)
+        self.assertIn("8388608 bytes leaked in 2 allocations", evidence)
+        reported, evidence = bench.sanitizer_verdict("========= ERROR SUMMARY: 0 errors\n")
+        self.assertFalse(reported)
+        self.assertIn("0 errors", evidence)
+        self.assertTrue(bench.sanitizer_verdict("2 allocations leaked\n")[0])
+
+    def test_build_falls_back_to_sm90(self):
+        with tempfile.TemporaryDirectory() as d:
+            nvcc = os.path.join(d, "nvcc")
+            with open(nvcc, "w") as f:
+                f.write('#!/bin/sh\nfor a in "$@"; do [ "$a" = -arch=native ] && '
+                        '{ echo "no GPU for native" >&2; exit 1; }; done\n'
+                        'while [ $# -gt 0 ]; do [ "$1" = -o ] && { touch "$2"; exit 0; }; '
+                        'shift; done\nexit 3\n')
+            os.chmod(nvcc, os.stat(nvcc).st_mode | stat.S_IEXEC)
+            out = os.path.join(d, "prog")
+            ok, attempts = bench.build_cuda(nvcc, "x.cu", out, [None, "-arch=native", "-arch=sm_90"])
+            self.assertTrue(ok)
+            self.assertEqual([a["cmd"][4] for a in attempts], ["-arch=native", "-arch=sm_90"])
+            self.assertFalse(attempts[0]["ok"])
+            self.assertIn("no GPU", attempts[0]["output"])
+            os.remove(out)
+            ok, attempts = bench.build_cuda(os.path.join(d, "missing-nvcc"), "x.cu", out,
+                                            ["-arch=sm_90"])
+            self.assertFalse(ok)
+
+    def test_render_and_status_on_empty_and_failed_runs(self):
+        args = vars(bench.parse_args(["b", "o"]))
+        data = {"args": args, "samples": [], "summary": {}, "problems": []}
+        text = bench.render_markdown(data)
+        self.assertIn("| workload | unit | plain | neutracerd | ratio | profiler | ratio |", text)
+        self.assertEqual(bench.exit_status(data), 0)
+        data["samples"] = [{"workload": "cnn", "condition": "plain", "round": 1, "ok": False,
+                            "value": None, "unit": "ms/step", "error": "boom", "result": {}}]
+        data["summary"] = bench.summarize(data["samples"], ["cnn"])
+        text = bench.render_markdown(data)
+        self.assertIn("| n/a | n/a |", text)
+        self.assertEqual(bench.exit_status(data), 1)
+        data["samples"] = []
+        data["leak"] = [{"mode": "exit", "tool": "neutracerd", "reported": False}]
+        self.assertEqual(bench.exit_status(data), 1)
+        data["leak"] = [{"mode": "exit", "tool": "compute-sanitizer", "reported": False,
+                         "evidence": "no"}]
+        self.assertEqual(bench.exit_status(data), 0)
+
+    def test_quick_and_full_sizes(self):
+        full = bench.parse_args(["b", "o"])
+        self.assertEqual((full.reps, full.launches, full.eager_iters, full.cnn_steps,
+                          full.tf_steps, full.cnn_warmup, full.tf_warmup),
+                         (3, 1_000_000, 20_000, 200, 50, 20, 10))
+        quick = bench.parse_args(["b", "o", "--quick", "--launches", "7"])
+        self.assertEqual((quick.reps, quick.launches), (1, 7))
+        self.assertEqual(bench.parse_args(["b", "o", "--quick", "--reps", "2"]).reps, 2)
+        self.assertEqual(bench.parse_args(["b", "o"]).scan_interval, "2s")
+
+
+class DryRuns(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ntb_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.assertEqual(fake_daemons(), [], "a (fake) neutracerd was left running")
+
+    def test_clean_run(self):
+        rc, out, data = dry_run(self.tmp, "--reps", "2", "--quick")
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertEqual(data["rounds_done"], 2)
+        self.assertEqual(data["problems"], [])
+        # Every workload x condition twice, except the raw program under the profiler.
+        seen = sorted((s["workload"], s["condition"], s["round"]) for s in data["samples"])
+        want = sorted((w, c, r) for w in bench.WORKLOAD_ORDER for c in bench.CONDITIONS
+                      for r in (1, 2) if not (w == "raw" and c == "profiler"))
+        self.assertEqual(seen, want)
+        self.assertTrue(all(s["ok"] for s in data["samples"]))
+        # Interleaving: per workload, conditions alternate plain, neutracerd, profiler.
+        for w in bench.WORKLOAD_ORDER:
+            order = [s["condition"] for s in data["samples"] if s["workload"] == w]
+            expect = ["plain", "neutracerd"] + ([] if w == "raw" else ["profiler"])
+            self.assertEqual(order, expect * 2)
+        # The daemon's count of the raw loop, exact.
+        self.assertEqual(len(data["launch_checks"]), 2)
+        for c in data["launch_checks"]:
+            self.assertTrue(c["exact"])
+            self.assertEqual(c["launched"], 200_000 + 5_000)
+        # Fake slow-downs show as ratios above 1.
+        for w, row in data["summary"].items():
+            self.assertGreater(row["ratio_neutracerd"], 1.0, w)
+            if w != "raw":
+                self.assertGreater(row["ratio_profiler"], 1.3, w)
+        # Leak: neutracerd reports both; the fake sanitizer only after cudaDeviceReset.
+        leak = {(e["mode"], e["tool"]): e for e in data["leak"]}
+        self.assertEqual(len(leak), 6)
+        self.assertIs(leak[("exit", "neutracerd")]["reported"], True)
+        self.assertIs(leak[("reset", "neutracerd")]["reported"], True)
+        self.assertEqual(leak[("exit", "neutracerd")]["held_at_exit_bytes_delta"], 100 * 4 << 20)
+        self.assertIs(leak[("exit", "compute-sanitizer")]["reported"], False)
+        self.assertIs(leak[("reset", "compute-sanitizer")]["reported"], True)
+        self.assertIsNone(leak[("exit", "plain")]["reported"])
+        # Three daemon sessions (two rounds and the leak), each stopped cleanly.
+        self.assertEqual([d["label"] for d in data["daemon_sessions"]],
+                         ["r1-neutracerd", "r2-neutracerd", "leak-neutracerd"])
+        self.assertTrue(all(d["exit"] == 0 and d["holder"] for d in data["daemon_sessions"]))
+        with open(os.path.join(self.tmp, "bench.md")) as f:
+            md = f.read()
+        self.assertIn("| raw CUDA launch loop", md)
+        self.assertIn("| n/a | n/a |", md)  # raw loop: profiler not applicable
+        self.assertIn("LEAK SUMMARY", md)
+        self.assertIn("## Problems\n\nnone", md)
+
+    def test_miscount_fails(self):
+        rc, out, data = dry_run(self.tmp, "--quick", "--sections", "bench",
+                                "--workloads", "raw", env={"NT_BENCH_FAKE_DROP": "3"})
+        self.assertEqual(rc, 1, out[-3000:])
+        c = data["launch_checks"][0]
+        self.assertFalse(c["exact"])
+        self.assertEqual(c["launched"] - c["counted"], 3)
+        self.assertIn("after 2 scan(s)", c["how"])
+        self.assertTrue(any("counted" in p for p in data["problems"]))
+
+    def test_failing_workload_is_reported_and_others_go_on(self):
+        rc, out, data = dry_run(self.tmp, "--quick", "--sections", "bench",
+                                "--workloads", "eager,cnn", env={"NT_BENCH_FAKE_FAIL": "cnn"})
+        self.assertEqual(rc, 1, out[-3000:])
+        cnn = [s for s in data["samples"] if s["workload"] == "cnn"]
+        eager = [s for s in data["samples"] if s["workload"] == "eager"]
+        self.assertEqual(len(cnn), 3)
+        self.assertTrue(all(not s["ok"] and "status 4" in s["error"] for s in cnn))
+        self.assertTrue(all(s["ok"] for s in eager))
+        self.assertEqual(len(eager), 3)
+
+    def test_budget_cut(self):
+        rc, out, data = dry_run(self.tmp, "--quick", "--reps", "3", "--sections", "bench",
+                                "--workloads", "raw,eager", "--budget-minutes", "0.12",
+                                "--leak-reserve-s", "0")
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertGreaterEqual(data["rounds_done"], 1)
+        self.assertLess(data["rounds_done"], 3)
+        self.assertIn("budget", data["cut_reason"])
+
+    def test_busy_port_is_a_setup_error(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            port = s.getsockname()[1]
+            cmd = [sys.executable, RUN, "/nonexistent", self.tmp, "--dry-run", "--quick",
+                   "--port", str(port)]
+            res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, timeout=60)
+        self.assertEqual(res.returncode, 2, res.stdout[-2000:])
+        self.assertIn("already listens", res.stdout)
+
+    def test_sigterm_stops_the_daemon(self):
+        cmd = [sys.executable, RUN, "/nonexistent", self.tmp, "--dry-run", "--reps", "1",
+               "--port", str(free_port())]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log = os.path.join(self.tmp, "logs", "daemon-r1-neutracerd.log")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not os.path.exists(log):
+            time.sleep(0.1)
+        time.sleep(1.0)
+        self.assertTrue(fake_daemons(), "the fake daemon should be running now")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, out[-2000:])
+        with open(os.path.join(self.tmp, "bench.json")) as f:
+            data = json.load(f)
+        self.assertIn("interrupted", data["fatal"])
+        self.assertEqual(data["daemon_sessions"][0]["exit"], 0)
+
+
+@unittest.skipUnless(os.environ.get("NT_BENCH_TEST_BINARY") and os.environ.get("NT_BENCH_TEST_STANDIN")
+                     and os.geteuid() == 0,
+                     "set NT_BENCH_TEST_BINARY (neutracerd) and NT_BENCH_TEST_STANDIN (folder with "
+                     "neutracer-scenario and libcuda.so.1), as root")
+class StandinRun(unittest.TestCase):
+    """run.py --standin: the real daemon counts the stand-in's launches and sees the leak."""
+
+    def test_real_daemon_with_standin_driver(self):
+        tmp = tempfile.mkdtemp(prefix="ntb_standin_")
+        cmd = [sys.executable, RUN, os.environ["NT_BENCH_TEST_BINARY"], tmp, "--standin",
+               os.environ["NT_BENCH_TEST_STANDIN"], "--quick", "--workloads", "raw,eager",
+               "--port", str(free_port())]
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=300)
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.assertEqual(res.returncode, 0, res.stdout[-3000:])
+        with open(os.path.join(tmp, "bench.json")) as f:
+            data = json.load(f)
+        self.assertTrue(data["launch_checks"][0]["exact"])
+        self.assertEqual(data["launch_checks"][0]["by_kernel"], {"nt_bench_empty": 205000})
+        leak = [e for e in data["leak"] if e["tool"] == "neutracerd"]
+        self.assertEqual(len(leak), 2)
+        for e in leak:
+            self.assertTrue(e["reported"], e)
+            self.assertEqual(e["gpu_bytes_in_use"], 100 * 4 << 20)
+            self.assertTrue(e["logged"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
