@@ -77,6 +77,13 @@ std::uint64_t ProcessState::gpu_bytes_in_use() const {
   return total;
 }
 
+std::uint64_t ProcessState::launches_total() const {
+  std::uint64_t total = 0;
+  for (const auto &[key, count] : launch_totals)
+    total += count;
+  return total;
+}
+
 CudaState::CudaState(Settings settings) : settings_(settings) {}
 
 ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const {

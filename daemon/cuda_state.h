@@ -114,6 +114,7 @@ struct ProcessState {
   std::uint64_t failed_allocations = 0;
 
   std::uint64_t gpu_bytes_in_use() const; // device, managed and vmm; not host pinned
+  std::uint64_t launches_total() const;   // over every kernel and launch API
 };
 
 // What a process left behind when it exited: information, never an alert.

@@ -210,12 +210,16 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
         bpf_map__set_max_entries(skeleton->maps.os_cpu_node, static_cast<std::uint32_t>(cpus));
         skeleton->rodata->ns_per_tick = ns_per_tick;
       }));
+  // os_block and os_net use os_sched's process table, counters and stats.
+  const auto share_sched_maps = [this](auto *skeleton) {
+    reuse_map(skeleton->maps.traced_bits, sched_->maps.traced_bits);
+    reuse_map(skeleton->maps.traced_tgids, sched_->maps.traced_tgids);
+    reuse_map(skeleton->maps.os_counters, sched_->maps.os_counters);
+    reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
+  };
   block_.reset(open_and_load<os_block>(
       "os_block", os_block__open_opts, os_block__load, os_block__destroy, [&](os_block *skeleton) {
-        reuse_map(skeleton->maps.traced_bits, sched_->maps.traced_bits);
-        reuse_map(skeleton->maps.traced_tgids, sched_->maps.traced_tgids);
-        reuse_map(skeleton->maps.os_counters, sched_->maps.os_counters);
-        reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
+        share_sched_maps(skeleton);
         bpf_map__set_max_entries(skeleton->maps.os_io_inflight, settings.max_inflight_io);
         skeleton->rodata->ns_per_tick = ns_per_tick;
         bpf_program__set_autoload(skeleton->progs.os_block_io_start, block_io_start_);
@@ -225,10 +229,7 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
   try {
     net_.reset(open_and_load<os_net>(
         "os_net", os_net__open_opts, os_net__load, os_net__destroy, [&](os_net *skeleton) {
-          reuse_map(skeleton->maps.traced_bits, sched_->maps.traced_bits);
-          reuse_map(skeleton->maps.traced_tgids, sched_->maps.traced_tgids);
-          reuse_map(skeleton->maps.os_counters, sched_->maps.os_counters);
-          reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
+          share_sched_maps(skeleton);
           bpf_map__set_max_entries(skeleton->maps.os_sockets, settings.max_sockets);
           skeleton->rodata->ns_per_tick = ns_per_tick;
           bpf_program__set_autoload(skeleton->progs.os_sock_send_length, network_tracepoints);

@@ -1,12 +1,12 @@
 #include "detectors/detector_set.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 
 #include "config/config.h"
 #include "daemon/cuda_api_table.h"
 #include "daemon/cuda_state.h"
+#include "daemon/human_bytes.h"
 
 namespace neutracer {
 namespace {
@@ -16,17 +16,7 @@ double seconds(std::chrono::milliseconds duration) {
 }
 
 // "1.50 GiB": alerts are read by people first.
-std::string human_bytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (std::fabs(bytes) >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
-  return text;
-}
+std::string human_bytes(double bytes) { return neutracer::human_bytes(bytes, 2); }
 
 std::string fixed(double value, int digits) {
   char text[48];
@@ -34,11 +24,39 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
-std::uint64_t launches_of(const ProcessState &process) {
-  std::uint64_t total = 0;
-  for (const auto &[key, count] : process.launch_totals)
-    total += count;
-  return total;
+NoticeText leak_notice(const ProcessFindings &findings) {
+  NoticeText text{"GPU memory grows by " + human_bytes(findings.leak.growth_bytes_per_second) +
+                      "/s and is not freed (probability " + fixed(findings.leak.probability, 2) +
+                      "); " + human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) +
+                      " in use",
+                  {{"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
+                   {"GROWTH_BYTES_PER_SECOND", fixed(findings.leak.growth_bytes_per_second, 0)},
+                   {"LEAK_PROBABILITY", fixed(findings.leak.probability, 3)}}};
+  if (findings.leak.seconds_until_full)
+    text.fields.emplace_back("SECONDS_UNTIL_FULL", fixed(*findings.leak.seconds_until_full, 0));
+  return text;
+}
+
+NoticeText fragmentation_notice(const ProcessFindings &findings) {
+  return {std::to_string(findings.alloc_retries) + " allocator retries; the process holds " +
+              human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in " +
+              std::to_string(findings.segments) + " pieces (fragmentation ratio " +
+              fixed(findings.fragmentation_ratio, 2) + ")",
+          {{"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
+           {"ALLOC_RETRIES", std::to_string(findings.alloc_retries)},
+           {"FRAGMENTATION_RATIO", fixed(findings.fragmentation_ratio, 3)}}};
+}
+
+NoticeText hang_notice(const ProcessFindings &findings) {
+  const auto api = std::string(api_name(static_cast<nt_api>(findings.hang.call_api)));
+  const auto stalled = fixed(findings.hang.stalled_seconds, 0);
+  return {findings.hang.reason == HangReason::call_in_progress
+              ? api + " has not returned for " + stalled + " s"
+              : "no kernel launched for " + stalled + " s while the process spins on a CPU",
+          {{"HANG_REASON", std::string(hang_reason_name(findings.hang.reason))},
+           {"STALLED_SECONDS", stalled},
+           {"CUDA_API", api},
+           {"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)}}};
 }
 
 } // namespace
@@ -92,7 +110,7 @@ void DetectorSet::scan(const CudaState &state,
     const auto cpu = cpu_seconds.find(id);
     findings.hang = detectors.hang.evaluate({now_ns, process.longest_call_seconds,
                                              static_cast<int>(process.longest_call_api),
-                                             launches_of(process), findings.gpu_bytes_in_use,
+                                             process.launches_total(), findings.gpu_bytes_in_use,
                                              cpu == cpu_seconds.end() ? 0.0 : cpu->second});
     findings.fragmentation_ratio = detectors.oom.fragmentation_ratio();
     findings.segments = detectors.oom.segment_count();
@@ -123,19 +141,7 @@ void DetectorSet::scan(const CudaState &state,
     }
 
     condition(id, findings, detectors, AlertKind::memory_leak, findings.leak.suspected, now_ns,
-              "GPU memory grows by " + human_bytes(findings.leak.growth_bytes_per_second) +
-                  "/s and is not freed (probability " + fixed(findings.leak.probability, 2) +
-                  "); " + human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in use",
-              [&] {
-                std::vector<std::pair<std::string, std::string>> fields{
-                    {"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
-                    {"GROWTH_BYTES_PER_SECOND", fixed(findings.leak.growth_bytes_per_second, 0)},
-                    {"LEAK_PROBABILITY", fixed(findings.leak.probability, 3)}};
-                if (findings.leak.seconds_until_full)
-                  fields.emplace_back("SECONDS_UNTIL_FULL",
-                                      fixed(*findings.leak.seconds_until_full, 0));
-                return fields;
-              }());
+              leak_notice);
     // A fragmentation OOM is evidence for one storm window, like a retry storm.
     const auto storm_window_ns =
         static_cast<std::uint64_t>(settings_.fragmentation.storm_window_seconds * 1e9);
@@ -143,37 +149,23 @@ void DetectorSet::scan(const CudaState &state,
         findings.retry_storm || (detectors.fragmentation_oom_ns &&
                                  now_ns < *detectors.fragmentation_oom_ns + storm_window_ns);
     condition(id, findings, detectors, AlertKind::fragmentation, fragmented, now_ns,
-              std::to_string(findings.alloc_retries) + " allocator retries; the process holds " +
-                  human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in " +
-                  std::to_string(findings.segments) + " pieces (fragmentation ratio " +
-                  fixed(findings.fragmentation_ratio, 2) + ")",
-              {{"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
-               {"ALLOC_RETRIES", std::to_string(findings.alloc_retries)},
-               {"FRAGMENTATION_RATIO", fixed(findings.fragmentation_ratio, 3)}});
-    const auto reason = std::string(hang_reason_name(findings.hang.reason));
-    const auto api = std::string(api_name(static_cast<nt_api>(findings.hang.call_api)));
+              fragmentation_notice);
     condition(id, findings, detectors, AlertKind::hang, findings.hang.suspected, now_ns,
-              findings.hang.reason == HangReason::call_in_progress
-                  ? api + " has not returned for " + fixed(findings.hang.stalled_seconds, 0) + " s"
-                  : "no kernel launched for " + fixed(findings.hang.stalled_seconds, 0) +
-                        " s while the process spins on a CPU",
-              {{"HANG_REASON", reason},
-               {"STALLED_SECONDS", fixed(findings.hang.stalled_seconds, 0)},
-               {"CUDA_API", api},
-               {"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)}});
+              hang_notice);
   }
 }
 
 void DetectorSet::condition(const ProcessId &id, const ProcessFindings &findings,
                             Detectors &detectors, AlertKind kind, bool active, std::uint64_t now_ns,
-                            const std::string &summary,
-                            std::vector<std::pair<std::string, std::string>> fields) {
+                            NoticeText (*describe)(const ProcessFindings &)) {
   if (active)
     detectors.active_since.try_emplace(kind, now_ns);
   else
     detectors.active_since.erase(kind);
-  if (gate_.condition(kind, alert_subject(id), active, now_ns))
-    notify(id, findings, kind, now_ns, summary, std::move(fields));
+  if (!gate_.condition(kind, alert_subject(id), active, now_ns))
+    return;
+  auto [summary, fields] = describe(findings); // only when a notification goes out
+  notify(id, findings, kind, now_ns, std::move(summary), std::move(fields));
 }
 
 void DetectorSet::notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,

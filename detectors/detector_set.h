@@ -57,6 +57,12 @@ struct AlertNotice {
   std::vector<std::pair<std::string, std::string>> fields; // upper-case journal fields
 };
 
+// A notice's words: a line for people and the journal fields.
+struct NoticeText {
+  std::string summary;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
 // A condition alert that holds now (leak, fragmentation, hang).
 struct ActiveAlert {
   AlertKind kind = AlertKind::memory_leak;
@@ -94,9 +100,10 @@ private:
   void notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
               std::uint64_t now_ns, std::string summary,
               std::vector<std::pair<std::string, std::string>> fields);
+  // `describe` builds the notice's text, only when the gate lets a notification out.
   void condition(const ProcessId &id, const ProcessFindings &findings, Detectors &detectors,
-                 AlertKind kind, bool active, std::uint64_t now_ns, const std::string &summary,
-                 std::vector<std::pair<std::string, std::string>> fields);
+                 AlertKind kind, bool active, std::uint64_t now_ns,
+                 NoticeText (*describe)(const ProcessFindings &));
 
   DetectorSettings settings_;
   AlertGate gate_;

@@ -47,10 +47,7 @@ std::string processes_json(const CudaState &state, const DetectorSet &detectors)
     }
     entry["memory"] = std::move(memory);
     entry["gpu_bytes_in_use"] = process.gpu_bytes_in_use();
-    std::uint64_t launches = 0;
-    for (const auto &[key, count] : process.launch_totals)
-      launches += count;
-    entry["kernel_launches"] = launches;
+    entry["kernel_launches"] = process.launches_total();
     entry["failed_allocations"] = process.failed_allocations;
     if (const auto found = detectors.findings().find(id); found != detectors.findings().end()) {
       const auto &f = found->second;

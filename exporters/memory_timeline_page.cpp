@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "daemon/human_bytes.h"
+
 namespace neutracer {
 namespace {
 
@@ -41,17 +43,7 @@ std::string format(const char *pattern, double a, double b = 0, double c = 0, do
   return text;
 }
 
-std::string human_bytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return text;
-}
+std::string human_bytes(double bytes) { return neutracer::human_bytes(bytes, 1); }
 
 std::string hex(std::uint64_t value) {
   char text[24];

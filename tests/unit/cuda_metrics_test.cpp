@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "golden_file.h"
+#include "metric_lookup.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -153,19 +154,8 @@ std::vector<MetricFamily> all_families(const CudaState &state) {
   return families;
 }
 
-const MetricFamily &family(const std::vector<MetricFamily> &families, const std::string &name) {
-  for (const auto &f : families)
-    if (f.name == name)
-      return f;
-  throw std::runtime_error("no family " + name);
-}
-
-std::string label(const Labels &labels, const std::string &name) {
-  for (const auto &[key, value] : labels)
-    if (key == name)
-      return value;
-  return "<absent>";
-}
+using test::family;
+using test::label;
 
 // Golden test. To regenerate after an intentional change, run the tests with
 // NEUTRACER_UPDATE_GOLDEN=1; the file is then rewritten instead of compared. Review the diff and

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "golden_file.h"
+#include "metric_lookup.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -99,19 +100,8 @@ std::string render(const std::vector<MetricFamily> &families) {
   return out.str();
 }
 
-const MetricFamily &family(const std::vector<MetricFamily> &families, const std::string &name) {
-  for (const auto &f : families)
-    if (f.name == name)
-      return f;
-  throw std::runtime_error("no family " + name);
-}
-
-std::string label(const Labels &labels, const std::string &name) {
-  for (const auto &[key, value] : labels)
-    if (key == name)
-      return value;
-  return "<absent>";
-}
+using test::family;
+using test::label;
 
 // Checks rendered text against the text format's rules: every sample belongs to a family
 // announced by HELP and TYPE before it, names are announced once, lines parse, and each histogram
