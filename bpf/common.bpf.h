@@ -33,4 +33,32 @@ static __always_inline __u64 current_process_start_ns(void)
 			*value += 1;                                                               \
 	}
 
+/*
+ * Each thread's current CUDA context, shared by cuda_launch and cuda_calls (user space
+ * makes cuda_calls reuse cuda_launch's map). LRU: entries of exited threads age out.
+ */
+#define DEFINE_THREAD_CONTEXTS_MAP                                                                 \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);                                               \
+		__uint(max_entries, 32768);                                                        \
+		__type(key, __u64);                                                                \
+		__type(value, struct nt_thread_context);                                           \
+	} thread_contexts SEC(".maps");                                                            \
+                                                                                                   \
+	static __always_inline __u64 current_thread_start_ns(void)                                 \
+	{                                                                                          \
+		struct task_struct *task = bpf_get_current_task_btf();                             \
+		return BPF_CORE_READ(task, start_boottime);                                        \
+	}                                                                                          \
+                                                                                                   \
+	/* The calling thread's current CUcontext, 0 when we never saw it set. */                \
+	static __always_inline __u64 current_context(void)                                         \
+	{                                                                                          \
+		__u64 pid_tgid = bpf_get_current_pid_tgid();                                       \
+		struct nt_thread_context *state = bpf_map_lookup_elem(&thread_contexts, &pid_tgid); \
+		if (!state || state->thread_start_ns != current_thread_start_ns())                 \
+			return 0;                                                                  \
+		return state->current;                                                             \
+	}
+
 #endif

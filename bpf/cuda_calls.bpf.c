@@ -22,6 +22,7 @@ struct {
 } events SEC(".maps");
 
 DEFINE_STATS_MAP
+DEFINE_THREAD_CONTEXTS_MAP
 
 static __always_inline struct nt_inflight_key inflight_key(struct pt_regs *ctx)
 {
@@ -41,6 +42,7 @@ int call_enter(struct pt_regs *ctx)
 		.enter_ns = bpf_ktime_get_ns(),
 		.args = {PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
 			 PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx)},
+		.context = current_context(),
 	};
 
 	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
@@ -83,6 +85,10 @@ static __always_inline void read_results(__u32 api, const __u64 *args, __u64 *ou
 	case NT_API_MEM_ALLOC_HOST:
 	case NT_API_MEM_CREATE:
 	case NT_API_KERNEL_GET_FUNCTION:
+	case NT_API_PRIMARY_CTX_RETAIN:
+	case NT_API_CTX_CREATE:
+	case NT_API_CTX_CREATE_V3:
+	case NT_API_CTX_CREATE_V4:
 		out[0] = read_user_u64(args[0]);
 		break;
 	case NT_API_MEMCPY_2D:
@@ -104,6 +110,78 @@ static __always_inline void read_results(__u32 api, const __u64 *args, __u64 *ou
 	default:
 		break;
 	}
+}
+
+/* The calling thread's context state, created empty (or reset for a reused TID). */
+static __always_inline struct nt_thread_context *thread_context(void)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 start = current_thread_start_ns();
+	struct nt_thread_context *state = bpf_map_lookup_elem(&thread_contexts, &pid_tgid);
+
+	if (state && state->thread_start_ns == start)
+		return state;
+	struct nt_thread_context fresh = {.thread_start_ns = start};
+	bpf_map_update_elem(&thread_contexts, &pid_tgid, &fresh, BPF_ANY);
+	return bpf_map_lookup_elem(&thread_contexts, &pid_tgid);
+}
+
+static __always_inline void push_context(__u64 context)
+{
+	struct nt_thread_context *state = thread_context();
+
+	if (!state)
+		return;
+	if (state->depth < NT_CONTEXT_STACK_DEPTH) {
+		__u32 depth = state->depth;
+		if (depth < NT_CONTEXT_STACK_DEPTH)
+			state->saved[depth] = state->current;
+		state->depth = depth + 1;
+	} else {
+		/* Deeper stacks than we keep: forget the oldest. */
+		state->saved[0] = state->saved[1];
+		state->saved[1] = state->saved[2];
+		state->saved[2] = state->current;
+	}
+	state->current = context;
+}
+
+/* cuCtxSetCurrent(CUcontext): replaces the top of the thread's context stack. */
+SEC("uprobe")
+int BPF_KPROBE(context_set, __u64 context)
+{
+	struct nt_thread_context *state = thread_context();
+
+	if (state)
+		state->current = context;
+	return 0;
+}
+
+/* cuCtxPushCurrent(CUcontext) */
+SEC("uprobe")
+int BPF_KPROBE(context_push, __u64 context)
+{
+	push_context(context);
+	return 0;
+}
+
+/* cuCtxPopCurrent(CUcontext *): the context below becomes current (0 past what we kept). */
+SEC("uprobe")
+int context_pop(struct pt_regs *ctx)
+{
+	struct nt_thread_context *state = thread_context();
+	__u32 depth;
+
+	if (!state)
+		return 0;
+	depth = state->depth;
+	if (depth > 0 && depth <= NT_CONTEXT_STACK_DEPTH) {
+		state->current = state->saved[depth - 1];
+		state->depth = depth - 1;
+	} else {
+		state->current = 0;
+	}
+	return 0;
 }
 
 SEC("uretprobe")
@@ -136,8 +214,13 @@ int call_exit(struct pt_regs *ctx)
 		event->args[i] = call->args[i];
 	event->out[0] = 0;
 	event->out[1] = 0;
+	event->context = call->context;
 	if (event->result == 0)
 		read_results(key.api, call->args, event->out);
+	/* A created context is pushed on the creating thread's stack. */
+	if (event->result == 0 && (key.api == NT_API_CTX_CREATE || key.api == NT_API_CTX_CREATE_V3 ||
+				   key.api == NT_API_CTX_CREATE_V4))
+		push_context(event->out[0]);
 	bpf_map_delete_elem(&inflight, &key);
 	bpf_ringbuf_submit(event, 0);
 	return 0;

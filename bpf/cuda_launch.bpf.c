@@ -16,6 +16,7 @@ struct {
 } launches SEC(".maps");
 
 DEFINE_STATS_MAP
+DEFINE_THREAD_CONTEXTS_MAP
 
 static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 {
@@ -24,6 +25,7 @@ static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 		.api = (__u32)bpf_get_attach_cookie(ctx),
 		.proc_start_ns = current_process_start_ns(),
 		.handle = handle,
+		.context = current_context(),
 	};
 	static const __u64 one = 1;
 	__u64 *count = bpf_map_lookup_elem(&launches, &key);

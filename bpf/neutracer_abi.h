@@ -68,7 +68,31 @@ enum nt_api {
 	NT_API_STREAM_SYNCHRONIZE = 70,
 	NT_API_CTX_SYNCHRONIZE,
 	NT_API_EVENT_SYNCHRONIZE,
-	NT_API_MAX = 80,
+	/*
+	 * Contexts, for the device of each call: the thread's current context
+	 * (set, push, pop: entry probes only) joined with context -> device
+	 * (primary-context retain and context creation: out[0] = the context).
+	 */
+	NT_API_CTX_SET_CURRENT = 80,
+	NT_API_CTX_PUSH_CURRENT,
+	NT_API_CTX_POP_CURRENT,
+	NT_API_PRIMARY_CTX_RETAIN, /* (CUcontext *out, CUdevice dev) */
+	NT_API_CTX_CREATE,         /* _v2 (CUcontext *out, flags, CUdevice dev) */
+	NT_API_CTX_CREATE_V3,      /* (out, params, count, flags, CUdevice dev) */
+	NT_API_CTX_CREATE_V4,      /* (out, const CUctxCreateParams *, flags, CUdevice dev) */
+	NT_API_MAX = 96,
+};
+
+/* Contexts pushed over the current one that a thread can pop back to. */
+#define NT_CONTEXT_STACK_DEPTH 3
+
+/* A thread's current CUDA context (key: pid_tgid), as its set/push/pop calls left it. */
+struct nt_thread_context {
+	nt_u64 thread_start_ns; /* the thread's start_boottime: a reused TID starts empty */
+	nt_u64 current;         /* CUcontext; 0 when unknown */
+	nt_u64 saved[NT_CONTEXT_STACK_DEPTH];
+	nt_u32 depth;
+	nt_u32 pad;
 };
 
 /* Layout of the driver's copy descriptors (cuda.h), read by the return probe. */
@@ -91,6 +115,7 @@ struct nt_launch_key {
 	nt_u32 api;
 	nt_u64 proc_start_ns; /* group leader's start_boottime: PID reuse never mixes processes */
 	nt_u64 handle;        /* CUfunction / CUkernel / CUgraphExec */
+	nt_u64 context;       /* the launching thread's current CUcontext, 0 when unknown */
 };
 
 /* A call between its entry and return probe, keyed by thread and API. */
@@ -104,6 +129,7 @@ struct nt_inflight_call {
 	nt_u64 proc_start_ns;
 	nt_u64 enter_ns; /* CLOCK_MONOTONIC */
 	nt_u64 args[5];
+	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
 };
 
 enum nt_event_kind {
@@ -126,9 +152,11 @@ struct nt_call_event {
 	/*
 	 * Values read at return: allocations out[0] = address/handle (pitch:
 	 * out[1] = pitch); cuKernelGetFunction out[0] = CUfunction; 2D/3D copies
-	 * out[0] = src memory type | dst memory type << 32, out[1] = bytes.
+	 * out[0] = src memory type | dst memory type << 32, out[1] = bytes;
+	 * primary-context retain and context creation out[0] = CUcontext.
 	 */
 	nt_u64 out[2];
+	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
 };
 
 /* A kernel handle and its mangled name, from cuModuleGetFunction / cuLibraryGetKernel. */

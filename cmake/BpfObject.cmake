@@ -32,6 +32,8 @@ function(bpf_skeleton name source)
     OUTPUT ${object}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
             -I${NEUTRACER_BPF_INCLUDE_DIR} -I${CMAKE_SOURCE_DIR}/bpf
+            # BTF keeps file names: relative ones keep build paths out of the binary and package.
+            -ffile-prefix-map=${CMAKE_SOURCE_DIR}/= -fdebug-compilation-dir=.
             -c ${source} -o ${object}
     DEPENDS ${source} ${NEUTRACER_VMLINUX_H} ${ARG_DEPENDS}
     COMMENT "Compiling BPF object ${name}"

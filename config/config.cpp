@@ -1,6 +1,10 @@
 #include "config/config.h"
 
+#include "config/yaml_document.h"
+
 #include <yaml-cpp/yaml.h>
+
+#include "exporters/basic_auth.h"
 
 #include <array>
 #include <cstdint>
@@ -122,6 +126,17 @@ std::optional<std::string> check_alert_cooldown(milliseconds value) {
 }
 std::optional<std::string> check_alerts_per_minute(std::uint64_t value) {
   return check_range(value, 1, 100000);
+}
+
+std::optional<std::string> check_kubernetes_log_dir(const std::string &log_dir) {
+  if (!log_dir.empty() && log_dir[0] != '/')
+    return "must be an absolute path (starting with '/'), or empty to disable";
+  return std::nullopt;
+}
+
+// Each request may hold a civetweb worker thread.
+std::optional<std::string> check_max_concurrent_requests(std::uint64_t value) {
+  return check_range(value, 1, 64);
 }
 
 std::string invalid_value(std::string_view key, std::string_view value, std::string_view problem) {
@@ -380,6 +395,77 @@ const std::vector<Field> kAlertFields = {
      nullptr},
 };
 
+const std::vector<Field> kKubernetesFields = {
+    {"log_dir",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.kubernetes.log_dir, check_kubernetes_log_dir);
+     },
+     nullptr},
+};
+
+std::optional<std::string> read_basic_auth_users(const YAML::Node &node,
+                                                 std::map<std::string, std::string> &out) {
+  if (!node.IsMap())
+    return "expected a mapping of user names to bcrypt hashes, got " + describe_type(node);
+  std::map<std::string, std::string> users;
+  for (const auto &entry : node) {
+    if (!entry.first.IsScalar())
+      return "user names must be strings, got " + describe_type(entry.first);
+    const std::string &user = entry.first.Scalar();
+    if (auto problem = basic_auth_user_problem(user))
+      return "user '" + user + "': " + *problem;
+    // Not describe_type(): a scalar here may be a plaintext password pasted by mistake.
+    if (!entry.second.IsScalar())
+      return "user '" + user + "': expected a bcrypt hash string";
+    if (auto problem = bcrypt_hash_problem(entry.second.Scalar()))
+      return "user '" + user + "': the password hash " + *problem;
+    if (!users.emplace(user, entry.second.Scalar()).second)
+      return "duplicate user '" + user + "'";
+  }
+  out = std::move(users);
+  return std::nullopt;
+}
+
+// Debian 12's civetweb crashes after a TLS handshake (README "Securing the endpoint"), so TLS
+// settings are refused by name rather than reported as unknown keys.
+std::optional<std::string> refuse_tls(const YAML::Node &, Config &) {
+  return "TLS is not supported: Debian 12's civetweb crashes after a TLS handshake. Keep "
+         "neutracerd on a loopback address and terminate TLS in a reverse proxy; see the "
+         "README section \"Securing the endpoint\" and deploy/nginx/neutracerd.conf";
+}
+
+const std::vector<Field> kWebFields = {
+    {"basic_auth_users",
+     [](const YAML::Node &v, Config &c) {
+       return read_basic_auth_users(v, c.web.basic_auth_users);
+     },
+     nullptr},
+    {"max_concurrent_requests",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.web.max_concurrent_requests, check_max_concurrent_requests);
+     },
+     nullptr},
+    {"tls_cert_file", refuse_tls, nullptr},
+    {"tls_key_file", refuse_tls, nullptr},
+    {"tls_server_config", refuse_tls, nullptr}, // exporter-toolkit's name for the same
+};
+
+std::optional<std::string> check_nvml_library(const std::string &library) {
+  if (library.empty())
+    return "must not be empty (set nvml.enabled: false to turn NVML off)";
+  return std::nullopt;
+}
+
+const std::vector<Field> kNvmlFields = {
+    {"enabled", [](const YAML::Node &v, Config &c) { return read_bool(v, c.nvml.enabled); },
+     nullptr},
+    {"library",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.nvml.library, check_nvml_library);
+     },
+     nullptr},
+};
+
 const std::vector<Field> kTopFields = {
     {"listen",
      [](const YAML::Node &v, Config &c) {
@@ -404,6 +490,9 @@ const std::vector<Field> kTopFields = {
     {"cuda", nullptr, &kCudaFields},
     {"detectors", nullptr, &kDetectorFields},
     {"alerts", nullptr, &kAlertFields},
+    {"web", nullptr, &kWebFields},
+    {"kubernetes", nullptr, &kKubernetesFields},
+    {"nvml", nullptr, &kNvmlFields},
 };
 
 std::string known_keys(const std::vector<Field> &fields, const std::string &prefix) {
@@ -586,15 +675,12 @@ std::optional<std::string> check_proc_root(const std::string &proc_root) {
 
 ConfigResult parse_config_yaml(const std::string &text, const std::string &source_name) {
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    const std::optional<YAML::Node> document = load_single_yaml_document(text);
     Config config;
     // No document at all: an empty or comment-only file means "all defaults".
-    if (documents.empty())
+    if (!document)
       return ConfigResult{config, std::nullopt};
-    if (documents.size() > 1)
-      return fail(location(source_name, documents[1].Mark()) +
-                  "multiple YAML documents are not supported");
-    const YAML::Node &root = documents[0];
+    const YAML::Node &root = *document;
     if (root.IsNull())
       return ConfigResult{config, std::nullopt};
     if (!root.IsMap())
@@ -665,6 +751,21 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_alerts_per_minute(config.alerts.max_per_minute))
       return ConfigError{invalid_value("alerts.max_per_minute",
                                        std::to_string(config.alerts.max_per_minute), *problem)};
+    if (auto problem = check_max_concurrent_requests(config.web.max_concurrent_requests))
+      return ConfigError{invalid_value("web.max_concurrent_requests",
+                                       std::to_string(config.web.max_concurrent_requests),
+                                       *problem)};
+    for (const auto &[user, hash] : config.web.basic_auth_users) {
+      if (auto problem = basic_auth_user_problem(user))
+        return ConfigError{"web.basic_auth_users: user '" + user + "': " + *problem};
+      if (auto problem = bcrypt_hash_problem(hash))
+        return ConfigError{"web.basic_auth_users: user '" + user + "': the password hash " +
+                           *problem};
+    }
+    if (auto problem = check_kubernetes_log_dir(config.kubernetes.log_dir))
+      return ConfigError{invalid_value("kubernetes.log_dir", config.kubernetes.log_dir, *problem)};
+    if (auto problem = check_nvml_library(config.nvml.library))
+      return ConfigError{invalid_value("nvml.library", config.nvml.library, *problem)};
     return std::nullopt;
   } catch (const std::exception &e) {
     return ConfigError{std::string("configuration check failed: ") + e.what()};

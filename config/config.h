@@ -2,6 +2,7 @@
 // The daemon's settings: defaults, YAML file, command-line overrides, validation.
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,32 @@ struct Config {
 
     bool operator==(const Alerts &) const = default;
   } alerts;
+
+  struct Web {
+    // HTTP basic authentication: user name -> bcrypt hash ("$2y$..."); empty: none.
+    std::map<std::string, std::string> basic_auth_users;
+    // Requests the HTTP server handles at once; more get 503 at once.
+    std::uint32_t max_concurrent_requests = 4;
+
+    bool operator==(const Web &) const = default;
+  } web;
+
+  struct Kubernetes {
+    // Where the kubelet writes containers/ and pods/ (log names give pod, namespace and
+    // container names); empty disables the lookup.
+    std::string log_dir = "/var/log";
+
+    bool operator==(const Kubernetes &) const = default;
+  } kubernetes;
+
+  struct Nvml {
+    // Read GPU device metrics through NVML when its library can be loaded.
+    bool enabled = true;
+    // dlopen name or path of NVML; a bare name is searched like any shared library.
+    std::string library = "libnvidia-ml.so.1";
+
+    bool operator==(const Nvml &) const = default;
+  } nvml;
 
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;

@@ -41,4 +41,11 @@ TracerError bpf_load_error(const std::string &what, int error, const std::string
   return TracerError(TracerError::Reason::unsupported, message + "; " + kernel_needs);
 }
 
+TracerError missing_btf_error(const std::string &path, const std::string &why) {
+  return TracerError(TracerError::Reason::unsupported,
+                     "kernel BTF (" + path + ") is not usable: " + why +
+                         "; neutracerd's BPF programs need a kernel built with "
+                         "CONFIG_DEBUG_INFO_BTF=y (Debian's kernels are)");
+}
+
 } // namespace neutracer

@@ -17,4 +17,7 @@ void route_libbpf_logs_to_spdlog();
 // support (with `kernel_needs`).
 TracerError bpf_load_error(const std::string &what, int error, const std::string &kernel_needs);
 
+// The kernel's BTF at `path` cannot be used (`why`): the BPF programs are CO-RE and need it.
+TracerError missing_btf_error(const std::string &path, const std::string &why);
+
 } // namespace neutracer

@@ -80,6 +80,15 @@ constexpr std::array kSymbols = {
     // CUDA 13 runtimes (PyTorch cu130) synchronize the device through the _v2 entry point.
     ProbedSymbol{"cuCtxSynchronize_v2", NT_API_CTX_SYNCHRONIZE, P::call},
     ProbedSymbol{"cuEventSynchronize", NT_API_EVENT_SYNCHRONIZE, P::call},
+
+    // Which GPU: the thread's current context, joined with context -> device.
+    ProbedSymbol{"cuCtxSetCurrent", NT_API_CTX_SET_CURRENT, P::context_set},
+    ProbedSymbol{"cuCtxPushCurrent_v2", NT_API_CTX_PUSH_CURRENT, P::context_push},
+    ProbedSymbol{"cuCtxPopCurrent_v2", NT_API_CTX_POP_CURRENT, P::context_pop},
+    ProbedSymbol{"cuDevicePrimaryCtxRetain", NT_API_PRIMARY_CTX_RETAIN, P::call},
+    ProbedSymbol{"cuCtxCreate_v2", NT_API_CTX_CREATE, P::call},
+    ProbedSymbol{"cuCtxCreate_v3", NT_API_CTX_CREATE_V3, P::call},
+    ProbedSymbol{"cuCtxCreate_v4", NT_API_CTX_CREATE_V4, P::call},
 };
 
 } // namespace
@@ -133,6 +142,21 @@ bool is_sync_api(nt_api api) {
   return api >= NT_API_STREAM_SYNCHRONIZE && api <= NT_API_EVENT_SYNCHRONIZE;
 }
 bool is_launch_api(nt_api api) { return api >= NT_API_LAUNCH_KERNEL && api <= NT_API_GRAPH_LAUNCH; }
+
+std::optional<int> context_device(nt_api api, const std::uint64_t (&args)[5]) {
+  switch (api) {
+  case NT_API_PRIMARY_CTX_RETAIN:
+    return static_cast<int>(args[1]);
+  case NT_API_CTX_CREATE:
+    return static_cast<int>(args[2]);
+  case NT_API_CTX_CREATE_V3:
+    return static_cast<int>(args[4]);
+  case NT_API_CTX_CREATE_V4:
+    return static_cast<int>(args[3]);
+  default:
+    return std::nullopt;
+  }
+}
 
 std::string cu_result_name(std::uint32_t result) {
   // The codes a tracer is likely to see (cuda.h CUresult); the rest keep their number.

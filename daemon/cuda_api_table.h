@@ -15,6 +15,9 @@ enum class ProbeProgram {
   launch_handle_arg2, // entry only, in-kernel count
   call,               // call_enter + call_exit
   name,               // call_enter + name_exit
+  context_set,        // entry only: the thread's current context
+  context_push,       // entry only
+  context_pop,        // entry only
 };
 
 struct ProbedSymbol {
@@ -38,6 +41,10 @@ bool is_free_api(nt_api api);
 bool is_copy_api(nt_api api);
 bool is_sync_api(nt_api api);
 bool is_launch_api(nt_api api);
+
+// For calls that bind a context to a device (primary-context retain, context creation): the
+// CUdevice ordinal among their arguments; nullopt for other APIs.
+std::optional<int> context_device(nt_api api, const std::uint64_t (&args)[5]);
 
 // Human name of a CUresult, e.g. 2 -> "CUDA_ERROR_OUT_OF_MEMORY"; unknown codes ->
 // "CUDA_ERROR_<n>".

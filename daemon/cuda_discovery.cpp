@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "daemon/container_identity.h"
 #include "daemon/proc_parsers.h"
 
 namespace neutracer {
@@ -20,6 +22,7 @@ std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid) 
 DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
   DiscoveryResult result;
   std::map<LibraryId, CudaLibrary> libraries;
+  std::set<LibraryId> reached_through_mapping; // libraries whose open path is a map_files entry
   auto pids = procfs.list_pids();
   std::sort(pids.begin(), pids.end());
   for (const int pid : pids) {
@@ -47,17 +50,29 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
     process.id = {pid, stat->start_ticks};
     process.comm = stat->comm;
     process.exe = procfs.read_link(pid, "exe").value_or("");
-    process.container = container_id_from_cgroup(procfs.read(pid, "cgroup").value_or(""));
+    process.container.identity =
+        container_identity_from_cgroup(procfs.read(pid, "cgroup").value_or(""));
     for (const auto &entry : cuda_maps) {
       const LibraryId id{entry.dev, entry.inode};
       if (std::find(process.libraries.begin(), process.libraries.end(), id) !=
           process.libraries.end())
         continue;
       process.libraries.push_back(id);
-      // A deleted file cannot be reopened by path; the process still counts as CUDA.
-      if (!entry.deleted && !libraries.contains(id))
-        libraries.emplace(
-            id, CudaLibrary{id, entry.path, procfs.path_in_process_root(pid, entry.path).string()});
+      // A deleted file (an upgrade renamed a new one over it) is reached through the mapping
+      // itself: its path names the new file now. A live path, where one exists, is preferred.
+      const bool live_path_for_a_deleted_one =
+          reached_through_mapping.contains(id) && !entry.deleted;
+      if (libraries.contains(id) && !live_path_for_a_deleted_one)
+        continue;
+      if (entry.deleted)
+        reached_through_mapping.insert(id);
+      else
+        reached_through_mapping.erase(id);
+      libraries.insert_or_assign(
+          id,
+          CudaLibrary{id, entry.path,
+                      entry.deleted ? procfs.mapped_file_path(pid, entry.start, entry.end).string()
+                                    : procfs.path_in_process_root(pid, entry.path).string()});
     }
     result.processes.push_back(std::move(process));
   }

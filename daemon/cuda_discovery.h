@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/container_info.h"
 #include "daemon/procfs.h"
 
 namespace neutracer {
@@ -30,7 +31,7 @@ struct CudaProcess {
   ProcessId id;
   std::string comm;
   std::string exe;
-  std::string container; // 64-hex container id, or empty
+  ContainerInfo container; // id empty outside a container; pod names filled by the main loop
   std::vector<LibraryId> libraries;
 };
 

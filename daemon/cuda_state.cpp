@@ -84,6 +84,29 @@ std::uint64_t ProcessState::launches_total() const {
   return total;
 }
 
+int ProcessState::device_of(std::uint64_t context) const {
+  if (context != 0)
+    if (const auto it = context_devices.find(context); it != context_devices.end())
+      return it->second;
+  if (visible_gpus.size() == 1)
+    return 0;
+  if (!context_devices.empty()) {
+    const int first = context_devices.begin()->second;
+    if (std::all_of(context_devices.begin(), context_devices.end(),
+                    [first](const auto &entry) { return entry.second == first; }))
+      return first;
+  }
+  return kUnknownDevice;
+}
+
+std::string ProcessState::gpu_label(int device) const {
+  if (device < 0)
+    return kUnknownGpu;
+  if (static_cast<std::size_t>(device) < visible_gpus.size())
+    return visible_gpus[static_cast<std::size_t>(device)];
+  return std::to_string(device);
+}
+
 CudaState::CudaState(Settings settings) : settings_(settings) {}
 
 ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const {
@@ -94,7 +117,14 @@ ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns)
 }
 
 ProcessState &CudaState::process(std::uint32_t tgid, std::uint64_t proc_start_ns) {
-  return processes_[process_id(tgid, proc_start_ns)];
+  const auto id = process_id(tgid, proc_start_ns);
+  const auto [it, created] = processes_.try_emplace(id);
+  if (created && settings_.read_visible_gpus)
+    if (auto labels = settings_.read_visible_gpus(id)) {
+      it->second.visible_gpus = std::move(*labels);
+      it->second.visible_gpus_read = true;
+    }
+  return it->second;
 }
 
 void CudaState::apply(const Event &event) {
@@ -137,6 +167,8 @@ void CudaState::apply(const nt_call_event &event) {
     apply_copy(state, event);
   else if (api == NT_API_KERNEL_GET_FUNCTION)
     state.function_to_kernel[event.out[0]] = event.args[1];
+  else if (const auto device = context_device(api, event.args); device && event.out[0] != 0)
+    state.context_devices[event.out[0]] = *device;
 }
 
 void CudaState::apply(const NameEvent &event) {
@@ -160,15 +192,20 @@ void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event
   auto &counters = state.memory[index_of(kind)];
   // An address handed out again means we missed its free: retire the old entry.
   if (const auto old = live.find(address); old != live.end()) {
-    auto &old_counters = state.memory[index_of(old->second.kind)];
-    old_counters.used_bytes -= std::min(old_counters.used_bytes, old->second.size);
+    const auto &[old_size, old_kind, old_device] = old->second;
+    for (auto *old_counters :
+         {&state.memory[index_of(old_kind)], &state.devices[old_device].memory[index_of(old_kind)]})
+      old_counters->used_bytes -= std::min(old_counters->used_bytes, old_size);
     live.erase(old);
   }
-  live[address] = {size, kind};
-  ++counters.allocations;
-  counters.allocated_bytes += size;
-  counters.used_bytes += size;
-  counters.peak_bytes = std::max(counters.peak_bytes, counters.used_bytes);
+  const int device = state.device_of(event.context);
+  live[address] = {size, kind, device};
+  for (auto *added : {&counters, &state.devices[device].memory[index_of(kind)]}) {
+    ++added->allocations;
+    added->allocated_bytes += size;
+    added->used_bytes += size;
+    added->peak_bytes = std::max(added->peak_bytes, added->used_bytes);
+  }
   if (kind != MemoryKind::host_pinned)
     record_change(state, event, MemoryChangeKind::allocation, address, size);
 }
@@ -193,11 +230,13 @@ void CudaState::apply_free(ProcessState &state, const nt_call_event &event) {
     ++state.unknown_frees;
     return;
   }
-  const auto [size, kind] = it->second;
-  auto &counters = state.memory[index_of(kind)];
-  ++counters.frees;
-  counters.freed_bytes += size;
-  counters.used_bytes -= std::min(counters.used_bytes, size);
+  const auto [size, kind, device] = it->second;
+  for (auto *counters :
+       {&state.memory[index_of(kind)], &state.devices[device].memory[index_of(kind)]}) {
+    ++counters->frees;
+    counters->freed_bytes += size;
+    counters->used_bytes -= std::min(counters->used_bytes, size);
+  }
   live.erase(it);
   if (kind != MemoryKind::host_pinned)
     record_change(state, event, MemoryChangeKind::free, address, size);
@@ -238,13 +277,17 @@ void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
   }
   state.copy_bytes[index_of(direction)] += bytes;
   ++state.copies[index_of(direction)];
+  auto &device = state.devices[state.device_of(event.context)];
+  device.copy_bytes[index_of(direction)] += bytes;
+  ++device.copies[index_of(direction)];
 }
 
 void CudaState::set_launch_counts(const std::vector<LaunchCount> &counts) {
   for (auto &[id, state] : processes_)
     state.launch_totals.clear();
   for (const auto &count : counts)
-    process(count.tgid, count.proc_start_ns).launch_totals[{count.api, count.handle}] = count.count;
+    process(count.tgid, count.proc_start_ns)
+        .launch_totals[{count.api, count.handle, count.context}] = count.count;
   for (auto &[id, state] : processes_)
     rebuild_kernels(state);
 }
@@ -252,7 +295,7 @@ void CudaState::set_launch_counts(const std::vector<LaunchCount> &counts) {
 void CudaState::rebuild_kernels(ProcessState &state) const {
   std::map<std::string, KernelSeries> by_label;
   for (const auto &[key, count] : state.launch_totals) {
-    const auto &[api, handle] = key;
+    const auto &[api, handle, context] = key;
     const ProcessState::KernelName *name = nullptr;
     if (api != NT_API_GRAPH_LAUNCH) {
       if (auto it = state.names.find(handle); it != state.names.end())
@@ -266,6 +309,7 @@ void CudaState::rebuild_kernels(ProcessState &state) const {
         api == NT_API_GRAPH_LAUNCH ? kGraphLaunch : (name ? name->short_name : kUnresolvedKernel);
     auto &series = by_label[label];
     series.launches += count;
+    series.launches_by_device[state.device_of(context)] += count;
     if (name)
       series.full_names.insert(name->full_name);
   }
@@ -289,6 +333,8 @@ void CudaState::rebuild_kernels(ProcessState &state) const {
     } else {
       auto &other = kernels[kOtherKernels];
       other.launches += series.launches;
+      for (const auto &[device, launches] : series.launches_by_device)
+        other.launches_by_device[device] += launches;
       other.full_names.insert(series.full_names.begin(), series.full_names.end());
     }
   }
@@ -354,6 +400,30 @@ CudaState::update_processes(const DiscoveryResult &discovery,
     }
   }
   return removed;
+}
+
+std::vector<ProcessId> CudaState::processes_without_visible_gpus() const {
+  std::vector<ProcessId> ids;
+  for (const auto &[id, state] : processes_)
+    if (!state.visible_gpus_read)
+      ids.push_back(id);
+  return ids;
+}
+
+void CudaState::set_visible_gpus(const ProcessId &id, std::vector<std::string> labels) {
+  const auto it = processes_.find(id);
+  if (it == processes_.end())
+    return;
+  it->second.visible_gpus = std::move(labels);
+  it->second.visible_gpus_read = true;
+}
+
+void CudaState::forget_images(const std::vector<ProcessId> &ids) {
+  for (const auto &id : ids)
+    if (const auto it = processes_.find(id); it != processes_.end()) {
+      exited_.push_back({id, it->second.comm, it->second.gpu_bytes_in_use()});
+      processes_.erase(it);
+    }
 }
 
 std::vector<ExitedProcess> CudaState::take_exited() { return std::exchange(exited_, {}); }

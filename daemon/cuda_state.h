@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -35,7 +36,8 @@ struct LaunchCount {
   std::uint64_t proc_start_ns = 0;
   nt_api api = NT_API_NONE;
   std::uint64_t handle = 0;
-  std::uint64_t count = 0; // total since the process started being counted
+  std::uint64_t count = 0;   // total since the process started being counted
+  std::uint64_t context = 0; // the launching thread's CUcontext, 0 when unknown
 };
 
 struct InflightCall {
@@ -46,8 +48,13 @@ struct InflightCall {
   std::uint64_t enter_ns = 0;
 };
 
+// A CUdevice ordinal as the process sees it; this when the device of a call is unknown.
+inline constexpr int kUnknownDevice = -1;
+inline constexpr const char *kUnknownGpu = "unknown";
+
 struct KernelSeries {
   std::uint64_t launches = 0;
+  std::map<int, std::uint64_t> launches_by_device; // CUdevice ordinal -> launches
   std::set<std::string> full_names; // demangled; empty for the bracketed pseudo-kernels
 };
 
@@ -70,12 +77,20 @@ struct SyncCounters {
 struct Allocation {
   std::uint64_t size = 0;
   MemoryKind kind = MemoryKind::device;
+  int device = kUnknownDevice;
+};
+
+// What one GPU of a process holds and moved.
+struct DeviceCounters {
+  std::array<MemoryCounters, kMemoryKinds> memory{};
+  std::array<std::uint64_t, kCopyDirections> copy_bytes{};
+  std::array<std::uint64_t, kCopyDirections> copies{};
 };
 
 struct ProcessState {
   std::string comm;
   std::string exe;
-  std::string container;
+  ContainerInfo container;
   bool discovered = false;
 
   // Kernel naming, joined at read time: handle -> name; CUfunction -> CUkernel.
@@ -85,7 +100,13 @@ struct ProcessState {
   };
   std::unordered_map<std::uint64_t, KernelName> names;
   std::unordered_map<std::uint64_t, std::uint64_t> function_to_kernel;
-  std::map<std::pair<nt_api, std::uint64_t>, std::uint64_t> launch_totals;
+  struct LaunchKey {
+    nt_api api = NT_API_NONE;
+    std::uint64_t handle = 0;
+    std::uint64_t context = 0;
+    auto operator<=>(const LaunchKey &) const = default;
+  };
+  std::map<LaunchKey, std::uint64_t> launch_totals;
   // Label -> series, rebuilt from launch_totals; `promoted` keeps labels sticky so
   // counters never move between series (that would look like a counter reset).
   std::map<std::string, KernelSeries> kernels;
@@ -101,6 +122,15 @@ struct ProcessState {
   std::array<double, kCopyDirections> copy_throughput{}; // smoothed bytes/s
   std::array<std::uint64_t, kCopyDirections> copy_bytes_at_last_tick{};
 
+  // Which GPU: context -> CUdevice ordinal, from primary-context retains and creations.
+  std::unordered_map<std::uint64_t, int> context_devices;
+  // Host GPU label of each CUdevice ordinal (CUDA_VISIBLE_DEVICES applied); empty when not
+  // known, and then the ordinal is the label.
+  std::vector<std::string> visible_gpus;
+  bool visible_gpus_read = false;
+  // Per-GPU breakdown of `memory`, `copy_bytes` and `copies` (kUnknownDevice included).
+  std::map<int, DeviceCounters> devices;
+
   std::map<nt_api, SyncCounters> syncs;
   std::map<std::pair<nt_api, std::uint32_t>, std::uint64_t> errors; // (api, CUresult) -> count
 
@@ -115,6 +145,13 @@ struct ProcessState {
 
   std::uint64_t gpu_bytes_in_use() const; // device, managed and vmm; not host pinned
   std::uint64_t launches_total() const;   // over every kernel and launch API
+
+  // The ordinal of the device a call made with `context` current ran on. A context we never
+  // saw bound (set before we attached) falls back to the only device the process uses or can
+  // see, else kUnknownDevice.
+  int device_of(std::uint64_t context) const;
+  // The `gpu` label of an ordinal: the host's GPU index where known, "unknown" for none.
+  std::string gpu_label(int device) const;
 };
 
 // What a process left behind when it exited: information, never an alert.
@@ -133,6 +170,9 @@ public:
     std::uint32_t max_kernels_per_process = 50;
     double throughput_window_seconds = 10;
     long ticks_per_second = 100; // sysconf(_SC_CLK_TCK)
+    // Reads a new process's visible GPUs (see ProcessState::visible_gpus) when its first event
+    // arrives, before any of its calls is charged to a device; nullopt: not readable now.
+    std::function<std::optional<std::vector<std::string>>(const ProcessId &)> read_visible_gpus;
   };
 
   explicit CudaState(Settings settings);
@@ -156,7 +196,16 @@ public:
   std::vector<ProcessId> update_processes(const DiscoveryResult &discovery,
                                           const std::function<bool(const ProcessId &)> &is_alive);
 
-  // Processes forgotten by update_processes since the last call.
+  // Processes whose visible GPUs were not set yet, and setting them (once per process: a
+  // process's environment is fixed at exec).
+  std::vector<ProcessId> processes_without_visible_gpus() const;
+  void set_visible_gpus(const ProcessId &id, std::vector<std::string> labels);
+
+  // Forgets processes whose image an exec replaced (same PID and start time): the new image
+  // starts from nothing.
+  void forget_images(const std::vector<ProcessId> &ids);
+
+  // Processes forgotten by update_processes or forget_images since the last call.
   std::vector<ExitedProcess> take_exited();
 
   // Each process's memory changes since the last call, emptied.

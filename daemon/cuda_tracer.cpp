@@ -7,6 +7,7 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 #include <thread>
+#include <unistd.h>
 
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
@@ -90,6 +91,12 @@ CudaTracer::CudaTracer(const TracerSettings &settings) {
   calls_.reset(open_and_load<cuda_calls>(
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
+        // One map of current contexts: set by cuda_calls' probes, read by launches.
+        if (const int error = bpf_map__reuse_fd(skeleton->maps.thread_contexts,
+                                                bpf_map__fd(launch_->maps.thread_contexts));
+            error != 0)
+          throw TracerError(TracerError::Reason::other,
+                            "cannot share the thread context map: " + errno_text(-error));
       }));
   ring_buffer_.reset(ring_buffer__new(
       bpf_map__fd(calls_->maps.events),
@@ -165,7 +172,24 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       attach_one(calls_->progs.call_enter, found->second, probe.api, false);
       attach_one(calls_->progs.name_exit, found->second, probe.api, true);
       break;
+    case ProbeProgram::context_set:
+      attach_one(calls_->progs.context_set, found->second, probe.api, false);
+      break;
+    case ProbeProgram::context_push:
+      attach_one(calls_->progs.context_push, found->second, probe.api, false);
+      break;
+    case ProbeProgram::context_pop:
+      attach_one(calls_->progs.context_pop, found->second, probe.api, false);
+      break;
     }
+  }
+  // The file was opened through one process's root: if that process exited mid-attach, the
+  // rest failed. Keep nothing, so the next scan attaches again through a live process.
+  if (summary.errors > 0 && ::access(library.open_path.c_str(), F_OK) != 0) {
+    destroy_in_parallel(std::move(links));
+    summary.probes = 0;
+    summary.retry = true;
+    return summary;
   }
   summary.probes = links.size();
   if (!links.empty())
@@ -208,8 +232,8 @@ std::vector<LaunchCount> CudaTracer::read_launch_counts() const {
   std::vector<LaunchCount> counts;
   const int fd = bpf_map__fd(launch_->maps.launches);
   const auto add = [&](const nt_launch_key &key, std::uint64_t value) {
-    counts.push_back(
-        {key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle, value});
+    counts.push_back({key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle, value,
+                      key.context});
   };
   // Batched reads cost one syscall per 4096 entries instead of two per entry.
   constexpr std::uint32_t kChunk = 4096;
@@ -256,6 +280,7 @@ void CudaTracer::delete_launch_counts(const std::vector<LaunchCount> &entries) {
     key.api = entry.api;
     key.proc_start_ns = entry.proc_start_ns;
     key.handle = entry.handle;
+    key.context = entry.context;
     bpf_map_delete_elem(fd, &key);
   }
 }
@@ -268,6 +293,14 @@ void CudaTracer::delete_inflight_calls(const std::vector<InflightCall> &calls) {
     key.api = call.api;
     bpf_map_delete_elem(fd, &key);
   }
+}
+
+std::uint32_t CudaTracer::launch_map_max_entries() const {
+  return bpf_map__max_entries(launch_->maps.launches);
+}
+
+std::uint32_t CudaTracer::inflight_map_max_entries() const {
+  return bpf_map__max_entries(calls_->maps.inflight);
 }
 
 TracerStats CudaTracer::stats() const {

@@ -41,6 +41,7 @@ struct AttachSummary {
   std::size_t missing_symbols = 0; // symbols this driver does not export
   std::size_t errors = 0;          // attach calls that failed
   std::string first_error;
+  bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
 };
 
 struct TracerStats {
@@ -74,6 +75,9 @@ public:
   void delete_launch_counts(const std::vector<LaunchCount> &entries);
   void delete_inflight_calls(const std::vector<InflightCall> &calls);
   TracerStats stats() const;
+  // Capacities of the maps read above.
+  std::uint32_t launch_map_max_entries() const;
+  std::uint32_t inflight_map_max_entries() const;
 
 private:
   struct LinkDeleter {

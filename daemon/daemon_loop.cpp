@@ -1,16 +1,22 @@
 #include "daemon/daemon_loop.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <set>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "daemon/host_gpus.h"
 #include "daemon/proc_parsers.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
+#include "exporters/container_metrics.h"
 #include "exporters/kernels_json.h"
 #include "exporters/metric_builders.h"
+#include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
 #include "version.h"
 
@@ -29,18 +35,34 @@ long ticks_per_second() { return std::max(1L, sysconf(_SC_CLK_TCK)); }
 // Scans a library may stay unmapped before its probes are removed.
 constexpr int kDetachAfterUnusedScans = 10;
 
+// Each traced process holds a descriptor (its image), next to one per probe: lift the soft
+// limit (1024 under systemd) to the hard one so that a thousand processes fit.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0)
+      spdlog::warn("cannot raise the open file limit: {}", std::strerror(errno));
+  }
+}
+
 } // namespace
 
 DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
                        ServiceNotifier &notifier, JournalWriter *journal, OsTracer *os_tracer)
     : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
       notifier_(notifier), journal_(journal), os_tracer_(os_tracer),
-      state_(
-          CudaState::Settings{config.cuda.max_kernels_per_process,
-                              std::chrono::duration<double>(config.cuda.throughput_window).count(),
-                              sysconf(_SC_CLK_TCK)}),
-      detectors_(detector_settings(config)) {
+      host_gpus_(read_host_gpus(config.proc_root)),
+      state_(CudaState::Settings{
+          config.cuda.max_kernels_per_process,
+          std::chrono::duration<double>(config.cuda.throughput_window).count(),
+          sysconf(_SC_CLK_TCK),
+          [this](const ProcessId &id) { return visible_gpus_of(procfs_, host_gpus_, id); }}),
+      detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir) {
   health_.version = kVersion;
+  raise_open_file_limit();
+  for (const auto &gpu : host_gpus_)
+    spdlog::info("GPU {}: {} at {}", gpu.index, gpu.uuid, gpu.pci_bus_id);
 }
 
 void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
@@ -51,9 +73,13 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
     if (tracer_.is_attached(library.id))
       continue;
     const auto summary = tracer_.attach(library);
-    health_.attach_errors += summary.errors;
+    if (!summary.retry) // not a failure: the process we opened the file through exited
+      health_.attach_errors += summary.errors;
     health_.missing_symbols += summary.missing_symbols;
-    if (summary.errors)
+    if (summary.retry)
+      spdlog::info("{} vanished while attaching ({}); retrying at the next scan", library.path,
+                   summary.first_error);
+    else if (summary.errors)
       spdlog::warn("attached {} probes to {} with {} errors; first: {}", summary.probes,
                    library.path, summary.errors, summary.first_error);
     else
@@ -84,39 +110,77 @@ void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
   });
 }
 
-void DaemonLoop::forget(const std::vector<ProcessId> &removed,
-                        const std::vector<LaunchCount> &launches,
-                        const std::vector<InflightCall> &inflight) {
+void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
+                        std::vector<InflightCall> &inflight) {
   if (removed.empty())
     return;
   const std::set<ProcessId> gone(removed.begin(), removed.end());
-  std::vector<LaunchCount> stale_launches;
-  for (const auto &launch : launches)
-    if (gone.contains(state_.process_id(launch.tgid, launch.proc_start_ns)))
-      stale_launches.push_back(launch);
-  std::vector<InflightCall> stale_calls;
-  for (const auto &call : inflight)
-    if (gone.contains(state_.process_id(call.tgid, call.proc_start_ns)))
-      stale_calls.push_back(call);
-  tracer_.delete_launch_counts(stale_launches);
-  tracer_.delete_inflight_calls(stale_calls);
+  const auto kept = [&](const auto &entry) {
+    return !gone.contains(state_.process_id(entry.tgid, entry.proc_start_ns));
+  };
+  const auto stale_launches = std::stable_partition(launches.begin(), launches.end(), kept);
+  tracer_.delete_launch_counts({stale_launches, launches.end()});
+  launches.erase(stale_launches, launches.end());
+  const auto stale_calls = std::stable_partition(inflight.begin(), inflight.end(), kept);
+  tracer_.delete_inflight_calls({stale_calls, inflight.end()});
+  inflight.erase(stale_calls, inflight.end());
+}
+
+// An exec keeps the PID and start time but starts a new image: the old image's memory, kernels
+// and calls must not carry over. Whatever the new image did before this scan noticed it is
+// dropped with them (never counted twice; the BPF keys cannot tell the two images apart).
+void DaemonLoop::forget_replaced_images(std::vector<LaunchCount> &launches,
+                                        std::vector<InflightCall> &inflight) {
+  std::vector<ProcessId> replaced;
+  for (auto it = images_.begin(); it != images_.end();) {
+    if (!it->second.replaced()) {
+      ++it;
+      continue;
+    }
+    replaced.push_back(it->first);
+    it = images_.erase(it);
+  }
+  if (replaced.empty())
+    return;
+  for (const auto &id : replaced)
+    spdlog::debug("pid {} exec'd or exited: its CUDA state starts over", id.pid);
+  state_.forget_images(replaced);
+  forget(replaced, launches, inflight);
+}
+
+void DaemonLoop::track_images() {
+  std::erase_if(images_,
+                [&](const auto &entry) { return !state_.processes().contains(entry.first); });
+  for (const auto &[id, process] : state_.processes())
+    if (process.discovered && !images_.contains(id))
+      if (auto image = ProcessImage::open(procfs_, id.pid))
+        images_.emplace(id, std::move(*image));
 }
 
 void DaemonLoop::scan_once() {
   const auto started = std::chrono::steady_clock::now();
-  const auto discovery = discover_cuda_processes(procfs_);
+  auto discovery = discover_cuda_processes(procfs_);
+  pod_names_.resolve(discovery.processes);
   attach_new_libraries(discovery);
   // Names and allocations that arrived before now are applied before counts are joined.
   drain_events(std::chrono::milliseconds(0));
-  const auto launches = tracer_.read_launch_counts();
+  auto launches = tracer_.read_launch_counts();
+  auto inflight = tracer_.read_inflight_calls();
+  // Counted from the full reads the scan makes anyway: no extra syscalls.
+  map_occupancy_ = {{"launches", launches.size(), tracer_.launch_map_max_entries()},
+                    {"inflight", inflight.size(), tracer_.inflight_map_max_entries()}};
+  forget_replaced_images(launches, inflight);
   state_.set_launch_counts(launches);
-  const auto inflight = tracer_.read_inflight_calls();
   state_.set_inflight_calls(inflight, monotonic_ns());
   const auto removed = state_.update_processes(discovery, [this](const ProcessId &id) {
     return process_start_ticks(procfs_, id.pid) == id.start_ticks;
   });
   forget(removed, launches, inflight);
+  track_images();
+  read_visible_gpus();
   sample_os();
+  if (nvml_) // ~40 ms per GPU (PCIe throughput is measured over 20 ms per direction)
+    nvml_snapshot_ = nvml_->sample();
   run_detectors();
   const auto now = std::chrono::steady_clock::now();
   if (last_tick_ != std::chrono::steady_clock::time_point{})
@@ -134,6 +198,25 @@ void DaemonLoop::scan_once() {
   health_.scan_duration_seconds = std::chrono::duration<double>(now - started).count();
   ++health_.scans;
   publish();
+}
+
+std::optional<std::vector<std::string>>
+DaemonLoop::visible_gpus_of(const ProcFs &procfs, const std::vector<HostGpu> &host_gpus,
+                            const ProcessId &id) {
+  // The PID must still be this process: a reused PID's environment is another's.
+  if (process_start_ticks(procfs, id.pid) != id.start_ticks)
+    return std::nullopt;
+  const auto environ = procfs.read(id.pid, "environ");
+  if (!environ)
+    return std::nullopt;
+  return visible_gpu_labels(*environ, host_gpus);
+}
+
+void DaemonLoop::read_visible_gpus() {
+  for (const auto &id : state_.processes_without_visible_gpus())
+    // Unreadable (exited, hidden): the ordinal stays the label.
+    state_.set_visible_gpus(
+        id, visible_gpus_of(procfs_, host_gpus_, id).value_or(std::vector<std::string>{}));
 }
 
 void DaemonLoop::sample_os() {
@@ -210,6 +293,11 @@ void DaemonLoop::publish() {
   for (auto &&families :
        {cuda_families(state_), detector_families(detectors_, delivery_), os_families(os_views)})
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
+  snapshot->families.push_back(container_info_family(state_));
+  for (auto &gpu_family : nvml_families(nvml_snapshot_))
+    snapshot->families.push_back(std::move(gpu_family));
+  for (auto &family : bpf_map_families(map_occupancy_))
+    snapshot->families.push_back(std::move(family));
   if (os_tracer_ != nullptr)
     add_os_tracer_health(os_tracer_->stats(), snapshot->families);
   snapshot->kernels_json = kernels_json(state_);
@@ -225,6 +313,11 @@ void DaemonLoop::publish() {
       alerts_json(detectors_, ClockOffset{static_cast<double>(wall.tv_sec) + wall.tv_nsec / 1e9,
                                           monotonic_ns()});
   publisher_.publish(std::move(snapshot));
+}
+
+const std::vector<NvmlDevice> &DaemonLoop::nvml_devices() const {
+  static const std::vector<NvmlDevice> kNone;
+  return nvml_ ? nvml_->devices() : kNone;
 }
 
 void DaemonLoop::run(const std::atomic<bool> &stop) {

@@ -8,13 +8,18 @@
 #include "config/config.h"
 #include "daemon/cuda_state.h"
 #include "daemon/cuda_tracer.h"
+#include "daemon/host_gpus.h"
 #include "daemon/journal_writer.h"
+#include "daemon/kubernetes_pods.h"
 #include "daemon/memory_timeline.h"
+#include "daemon/nvml_sampler.h"
 #include "daemon/os_sampler.h"
 #include "daemon/os_tracer.h"
+#include "daemon/process_image.h"
 #include "daemon/procfs.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
+#include "exporters/bpf_map_metrics.h"
 #include "exporters/cuda_metrics.h"
 #include "exporters/detector_metrics.h"
 #include "exporters/metrics_publisher.h"
@@ -32,11 +37,24 @@ public:
   void scan_once();
   void run(const std::atomic<bool> &stop);
 
+  // Samples GPU devices through `nvml` once per scan (it must outlive the loop). Without this
+  // call (NVML disabled or not installed) no NVML series are exported.
+  void use_nvml(NvmlApi &nvml) { nvml_.emplace(nvml); }
+  // NVML's devices (index, UUID, minor number, PCI bus id); empty without NVML.
+  const std::vector<NvmlDevice> &nvml_devices() const;
+
 private:
   void attach_new_libraries(const DiscoveryResult &discovery);
-  void forget(const std::vector<ProcessId> &removed, const std::vector<LaunchCount> &launches,
-              const std::vector<InflightCall> &inflight);
+  // Deletes the in-kernel entries of forgotten processes and drops them from this scan's reads.
+  void forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
+              std::vector<InflightCall> &inflight);
   void drain_events(std::chrono::milliseconds timeout);
+  void forget_replaced_images(std::vector<LaunchCount> &launches,
+                              std::vector<InflightCall> &inflight);
+  void track_images();
+  void read_visible_gpus();
+  static std::optional<std::vector<std::string>>
+  visible_gpus_of(const ProcFs &procfs, const std::vector<HostGpu> &host_gpus, const ProcessId &id);
   void sample_os();
   void run_detectors();
   void write_journal(const JournalEntry &entry);
@@ -51,14 +69,21 @@ private:
   OsTracer *os_tracer_;
   std::map<int, ProcessOsSample> os_samples_;
   std::map<std::uint32_t, OsCounters> os_counters_;
+  std::vector<HostGpu> host_gpus_; // read once at start; before state_, which uses it
   CudaState state_;
   DetectorSet detectors_;
   MemoryTimeline timeline_;
+  KubernetesPodNames pod_names_;
   AlertDelivery delivery_;
   DaemonHealth health_;
   std::size_t cuda_processes_ = 0;
   std::chrono::steady_clock::time_point last_tick_{};
   std::map<LibraryId, int> unused_scans_; // attached libraries no process maps, by scans unused
+  // Of traced processes, to notice an exec.
+  std::map<ProcessId, ProcessImage> images_;
+  std::vector<BpfMapOccupancy> map_occupancy_;
+  std::optional<NvmlSampler> nvml_;
+  NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
 };
 
 } // namespace neutracer

@@ -11,14 +11,15 @@
 
 namespace neutracer {
 
-static_assert(sizeof(nt_call_event) == 104);
+static_assert(sizeof(nt_call_event) == 112);
 static_assert(offsetof(nt_call_event, args) == 48);
 static_assert(offsetof(nt_call_event, out) == 88);
 static_assert(sizeof(nt_name_event) == 48 + NT_NAME_MAX);
 static_assert(offsetof(nt_name_event, name) == 48);
-static_assert(sizeof(nt_launch_key) == 24);
+static_assert(sizeof(nt_launch_key) == 32);
 static_assert(sizeof(nt_inflight_key) == 16);
-static_assert(sizeof(nt_inflight_call) == 56);
+static_assert(sizeof(nt_thread_context) == 48);
+static_assert(sizeof(nt_inflight_call) == 64);
 
 struct NameEvent {
   nt_api api = NT_API_NONE;

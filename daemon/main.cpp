@@ -14,8 +14,11 @@
 #include "daemon/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
 #include "daemon/journal_writer.h"
+#include "daemon/nvml_library.h"
 #include "daemon/os_tracer.h"
 #include "daemon/service_notifier.h"
+#include "daemon/tracing_preflight.h"
+#include "exporters/http_rejections.h"
 #include "exporters/http_server.h"
 #include "exporters/memory_timeline_page.h"
 #include "exporters/metrics_publisher.h"
@@ -45,7 +48,8 @@ const char *kIndexPage = R"(<!DOCTYPE html>
 )";
 
 neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
-                                  const neutracer::Config &config) {
+                                  const neutracer::Config &config,
+                                  const neutracer::HttpRejectionCounters &rejections) {
   using neutracer::HttpResponse;
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   return {
@@ -54,11 +58,12 @@ neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
          return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}};
        }},
       {"/metrics",
-       [&publisher, proc_root = config.proc_root](const std::string &) {
+       [&publisher, &rejections, proc_root = config.proc_root](const std::string &) {
          const auto snapshot = publisher.latest();
          std::ostringstream body;
          neutracer::render_text(snapshot->families, body);
          neutracer::render_text(neutracer::self_process_families(proc_root), body);
+         neutracer::render_text(neutracer::http_rejection_families(rejections), body);
          return HttpResponse{200, neutracer::kTextContentType, body.str(), {}};
        }},
       {"/api/v1/kernels",
@@ -157,6 +162,9 @@ int main(int argc, char **argv) {
   ServiceNotifier notifier;
   MetricsPublisher publisher;
   try {
+    // A host that cannot trace stops here, with the reason and its exit code.
+    require_kernel_btf();
+    require_uprobe_permission();
     CudaTracer tracer(
         TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
     // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
@@ -170,9 +178,19 @@ int main(int argc, char **argv) {
       spdlog::error("OS metrics from BPF disabled: {}", error.what());
     }
     SystemJournalWriter journal;
+    // GPU device metrics are optional too: NVML is loaded only if installed.
+    const auto nvml = config.nvml.enabled ? open_nvml(config.nvml.library) : nullptr;
     DaemonLoop loop(config, tracer, publisher, notifier, config.alerts.journal ? &journal : nullptr,
                     os_tracer.get());
-    HttpServer server(config.listen, make_routes(publisher, config));
+    if (nvml)
+      loop.use_nvml(*nvml);
+    HttpServerOptions web;
+    web.listen = config.listen;
+    web.max_concurrent_requests = config.web.max_concurrent_requests;
+    web.basic_auth_users = config.web.basic_auth_users;
+    web.public_paths = {"/healthz"}; // for probes without credentials; README says why
+    web.rejections = std::make_shared<HttpRejectionCounters>();
+    HttpServer server(web, make_routes(publisher, config, *web.rejections));
     loop.scan_once();
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,
                  config.listen, config.proc_root, config.scan_interval.count());

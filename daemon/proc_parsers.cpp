@@ -1,9 +1,10 @@
 #include "daemon/proc_parsers.h"
 
-#include <cctype>
 #include <charconv>
 #include <sys/sysmacros.h>
 #include <vector>
+
+#include "daemon/container_identity.h"
 
 namespace neutracer {
 namespace {
@@ -30,14 +31,20 @@ template <typename T> std::optional<T> parse_number(std::string_view text, int b
   return value;
 }
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-
 } // namespace
 
 std::optional<MapsEntry> parse_maps_line(std::string_view line) {
   // address perms offset dev inode [path]
   std::string_view rest = line;
-  if (next_field(rest).empty() || next_field(rest).empty() || next_field(rest).empty())
+  const auto range = next_field(rest);
+  if (next_field(rest).empty() || next_field(rest).empty())
+    return std::nullopt;
+  const auto dash = range.find('-');
+  const auto start = parse_number<std::uint64_t>(range.substr(0, dash), 16);
+  const auto end = dash == std::string_view::npos
+                       ? std::nullopt
+                       : parse_number<std::uint64_t>(range.substr(dash + 1), 16);
+  if (!start || !end)
     return std::nullopt;
   const auto dev = next_field(rest);
   const auto inode_text = next_field(rest);
@@ -56,6 +63,8 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line) {
   while (!path.empty() && (path.back() == '\n' || path.back() == '\r'))
     path.remove_suffix(1);
   MapsEntry entry;
+  entry.start = *start;
+  entry.end = *end;
   entry.dev = makedev(*major, *minor);
   entry.inode = *inode;
   constexpr std::string_view kDeleted = " (deleted)";
@@ -120,27 +129,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
 }
 
 std::string container_id_from_cgroup(std::string_view cgroup_text) {
-  // The id is the last run of exactly 64 hex digits in a path component, as in
-  // /docker/<id>, docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>.scope, libpod-<id>.scope.
-  std::string found;
-  std::size_t i = 0;
-  while (i < cgroup_text.size()) {
-    if (!is_hex(cgroup_text[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i;
-    while (j < cgroup_text.size() && is_hex(cgroup_text[j]))
-      ++j;
-    const bool bounded_before =
-        i == 0 || !std::isalnum(static_cast<unsigned char>(cgroup_text[i - 1]));
-    const bool bounded_after =
-        j == cgroup_text.size() || !std::isalnum(static_cast<unsigned char>(cgroup_text[j]));
-    if (j - i == 64 && bounded_before && bounded_after)
-      found = std::string(cgroup_text.substr(i, 64));
-    i = j;
-  }
-  return found;
+  return container_identity_from_cgroup(cgroup_text).id;
 }
 
 } // namespace neutracer

@@ -9,6 +9,8 @@ namespace neutracer {
 
 // One line of /proc/<pid>/maps that maps a file.
 struct MapsEntry {
+  std::uint64_t start = 0; // address range; names the mapping in /proc/<pid>/map_files
+  std::uint64_t end = 0;
   std::uint64_t dev = 0; // makedev(major, minor) of the mapped file
   std::uint64_t inode = 0;
   std::string path;     // as the process sees it (inside its mount namespace)
@@ -33,8 +35,8 @@ struct ProcStat {
 // Parses /proc/<pid>/stat; comm may hold spaces and parentheses.
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 
-// The container id (64 hex digits) in a /proc/<pid>/cgroup file, for docker,
-// containerd, CRI-O and podman layouts; empty when the process is not in a container.
+// The container id (64 hex digits) in a /proc/<pid>/cgroup file, or empty outside a
+// container: container_identity_from_cgroup's id, for callers that need nothing else.
 std::string container_id_from_cgroup(std::string_view cgroup_text);
 
 } // namespace neutracer

@@ -1,6 +1,9 @@
 #include "daemon/procfs.h"
 
+#include <array>
 #include <charconv>
+#include <cinttypes>
+#include <cstdio>
 #include <fstream>
 #include <system_error>
 
@@ -58,6 +61,15 @@ std::optional<std::string> ProcFs::read_link(int pid, std::string_view link) con
 
 std::filesystem::path ProcFs::path_in_process_root(int pid, const std::string &path) const {
   return root_ / std::to_string(pid) / "root" / std::filesystem::path(path).relative_path();
+}
+
+std::filesystem::path ProcFs::mapped_file_path(int pid, std::uint64_t start,
+                                               std::uint64_t end) const {
+  // The kernel names these entries with unpadded lower-case hex, unlike the maps file.
+  std::array<char, 2 * 16 + 2> name{};
+  const auto written = std::snprintf(name.data(), name.size(), "%" PRIx64 "-%" PRIx64, start, end);
+  return root_ / std::to_string(pid) / "map_files" /
+         std::string(name.data(), static_cast<std::size_t>(written));
 }
 
 } // namespace neutracer

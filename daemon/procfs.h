@@ -33,6 +33,10 @@ public:
   // Where a path inside the process's mount namespace can be opened from here.
   std::filesystem::path path_in_process_root(int pid, const std::string &path) const;
 
+  // The file behind one mapping (/proc/<pid>/map_files/<start>-<end>), even once it was
+  // deleted or replaced on disk. Opening it needs CAP_SYS_ADMIN.
+  std::filesystem::path mapped_file_path(int pid, std::uint64_t start, std::uint64_t end) const;
+
 private:
   std::filesystem::path root_;
 };

@@ -41,8 +41,8 @@ JournalEntry journal_entry(const AlertNotice &notice) {
   entry.fields = {{"ALERT_KIND", std::string(alert_kind_name(notice.kind))},
                   {"TARGET_PID", std::to_string(notice.id.pid)},
                   {"TARGET_COMM", notice.comm}};
-  if (!notice.container.empty())
-    entry.fields.emplace_back("TARGET_CONTAINER", notice.container);
+  if (!notice.container.identity.id.empty())
+    entry.fields.emplace_back("TARGET_CONTAINER", notice.container.identity.id);
   entry.fields.insert(entry.fields.end(), notice.fields.begin(), notice.fields.end());
   return entry;
 }

@@ -33,7 +33,7 @@ DetectorSettings detector_settings(const Config &config);
 // What the detectors concluded about one process at the last scan.
 struct ProcessFindings {
   std::string comm;
-  std::string container;
+  ContainerInfo container;
   std::uint64_t gpu_bytes_in_use = 0;
   LeakVerdict leak;
   HangVerdict hang;
@@ -51,7 +51,7 @@ struct AlertNotice {
   AlertKind kind = AlertKind::memory_leak;
   ProcessId id;
   std::string comm;
-  std::string container;
+  ContainerInfo container;
   std::uint64_t time_ns = 0;                               // CLOCK_MONOTONIC
   std::string summary;                                     // one line for people
   std::vector<std::pair<std::string, std::string>> fields; // upper-case journal fields

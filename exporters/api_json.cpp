@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/cuda_api_table.h"
+#include "exporters/container_metrics.h"
 
 namespace neutracer {
 namespace {
@@ -14,10 +15,11 @@ std::string dump(const json &document) {
   return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-json process_ref(const ProcessId &id, const std::string &comm, const std::string &container) {
+json process_ref(const ProcessId &id, const std::string &comm, const ContainerInfo &container) {
   json ref{{"pid", id.pid}, {"comm", comm}};
-  if (!container.empty())
-    ref["container"] = container;
+  // The same names as neutracer_container_info's labels.
+  for (const auto &[key, value] : container_info_labels(container))
+    ref[key] = value;
   return ref;
 }
 
@@ -84,8 +86,8 @@ std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) 
   for (const auto &alert : detectors.active()) {
     const auto found = detectors.findings().find(alert.id);
     const std::string comm = found == detectors.findings().end() ? "" : found->second.comm;
-    const std::string container =
-        found == detectors.findings().end() ? "" : found->second.container;
+    const ContainerInfo container =
+        found == detectors.findings().end() ? ContainerInfo{} : found->second.container;
     auto entry = process_ref(alert.id, comm, container);
     entry["alert"] = std::string(alert_kind_name(alert.kind));
     entry["since"] = clock.to_unix(alert.since_ns);

@@ -17,16 +17,45 @@ constexpr std::array kDirectionsInOrder = {CopyDirection::h2d, CopyDirection::d2
                                            CopyDirection::d2d, CopyDirection::peer,
                                            CopyDirection::default_};
 
-// One family with a sample per process and memory kind.
+// Each GPU a process used, with its counters; a process that used none yet shows the device
+// it would use, so its series exist from discovery on.
+template <typename Fn> void for_each_device(const ProcessState &process, Fn &&fn) {
+  if (process.devices.empty()) {
+    const DeviceCounters none;
+    fn(process.gpu_label(process.device_of(0)), none);
+    return;
+  }
+  for (const auto &[device, counters] : process.devices)
+    fn(process.gpu_label(device), counters);
+}
+
+// One family with a sample per process, GPU and memory kind.
 MetricFamily per_memory_kind(const CudaState &state, std::string name, std::string help,
                              MetricType type,
                              const std::function<double(const MemoryCounters &)> &value) {
   auto f = family(std::move(name), std::move(help), type);
   for (const auto &[id, process] : state.processes())
-    for (const auto kind : kMemoryKindsInOrder)
-      f.samples.push_back(
-          {with(process_labels(id, process), "kind", std::string(memory_kind_name(kind))),
-           value(process.memory[static_cast<std::size_t>(kind)])});
+    for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
+      for (const auto kind : kMemoryKindsInOrder)
+        f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
+                                  std::string(memory_kind_name(kind))),
+                             value(counters.memory[static_cast<std::size_t>(kind)])});
+    });
+  return f;
+}
+
+// One family with a sample per process, GPU and copy direction.
+MetricFamily
+per_device_direction(const CudaState &state, std::string name, std::string help, MetricType type,
+                     const std::function<double(const DeviceCounters &, std::size_t)> &value) {
+  auto f = family(std::move(name), std::move(help), type);
+  for (const auto &[id, process] : state.processes())
+    for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
+      for (const auto direction : kDirectionsInOrder)
+        f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
+                                  std::string(copy_direction_name(direction))),
+                             value(counters, static_cast<std::size_t>(direction))});
+    });
   return f;
 }
 
@@ -99,13 +128,16 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
 std::vector<MetricFamily> cuda_families(const CudaState &state) {
   std::vector<MetricFamily> out;
 
-  auto launches =
-      family("neutracer_cuda_kernel_launches_total",
-             "CUDA kernel launches by kernel name (demangled, shortened).", MetricType::counter);
+  auto launches = family("neutracer_cuda_kernel_launches_total",
+                         "CUDA kernel launches by kernel name (demangled, shortened) and GPU.",
+                         MetricType::counter);
   for (const auto &[id, process] : state.processes())
     for (const auto &[label, series] : process.kernels)
-      launches.samples.push_back({with(process_labels(id, process), "kernel", label),
-                                  static_cast<double>(series.launches)});
+      for (const auto &[device, count] : series.launches_by_device)
+        launches.samples.push_back(
+            {with(with(process_labels(id, process), "gpu", process.gpu_label(device)), "kernel",
+                  label),
+             static_cast<double>(count)});
   out.push_back(std::move(launches));
 
   out.push_back(per_memory_kind(state, "neutracer_cuda_memory_used_bytes",
@@ -137,14 +169,16 @@ std::vector<MetricFamily> cuda_families(const CudaState &state) {
     unknown.samples.push_back({process_labels(id, process), double(process.unknown_frees)});
   out.push_back(std::move(unknown));
 
-  out.push_back(
-      per_direction(state, "neutracer_cuda_memcpy_bytes_total",
-                    "Bytes copied by CUDA memcpy calls, by direction.", MetricType::counter,
-                    [](const ProcessState &p, std::size_t i) { return double(p.copy_bytes[i]); }));
-  out.push_back(
-      per_direction(state, "neutracer_cuda_memcpy_calls_total",
-                    "Successful CUDA memcpy calls, by direction.", MetricType::counter,
-                    [](const ProcessState &p, std::size_t i) { return double(p.copies[i]); }));
+  out.push_back(per_device_direction(
+      state, "neutracer_cuda_memcpy_bytes_total",
+      "Bytes copied by CUDA memcpy calls, by GPU (the calling thread's current device) and "
+      "direction.",
+      MetricType::counter,
+      [](const DeviceCounters &d, std::size_t i) { return double(d.copy_bytes[i]); }));
+  out.push_back(per_device_direction(
+      state, "neutracer_cuda_memcpy_calls_total",
+      "Successful CUDA memcpy calls, by GPU and direction.", MetricType::counter,
+      [](const DeviceCounters &d, std::size_t i) { return double(d.copies[i]); }));
   out.push_back(per_direction(
       state, "neutracer_cuda_memcpy_throughput_bytes_per_second",
       "Copy throughput, exponentially smoothed over cuda.throughput_window.", MetricType::gauge,

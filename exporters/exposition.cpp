@@ -6,6 +6,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "exporters/utf8_repair.h"
+
 namespace neutracer {
 namespace {
 
@@ -25,7 +27,8 @@ std::string_view type_name(MetricType type) {
 
 // HELP escapes only backslash and newline; quotes are legal there per the spec.
 void write_help_escaped(std::string_view text, std::ostream &out) {
-  for (char c : text) {
+  std::string repaired; // invalid UTF-8 would make Prometheus refuse the whole scrape
+  for (char c : as_valid_utf8(text, repaired)) {
     if (c == '\\') {
       out << "\\\\";
     } else if (c == '\n') {
@@ -37,7 +40,8 @@ void write_help_escaped(std::string_view text, std::ostream &out) {
 }
 
 void write_label_value_escaped(std::string_view text, std::ostream &out) {
-  for (char c : text) {
+  std::string repaired; // comm and kernel names are bytes from traced processes, not always UTF-8
+  for (char c : as_valid_utf8(text, repaired)) {
     if (c == '\\') {
       out << "\\\\";
     } else if (c == '"') {

@@ -1,8 +1,13 @@
 #pragma once
-// The HTTP endpoint (civetweb). Routing is pure (route()); the server only moves bytes.
+// The HTTP endpoint (civetweb). Routing is pure (route()), request checks live in
+// RequestPipeline; the server only moves bytes.
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -32,19 +37,39 @@ class HttpError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class HttpRejectionCounters;
+class RequestPipeline;
+
+struct HttpServerOptions {
+  std::string listen = "127.0.0.1:10492"; // HOST:PORT, IPv4 or localhost
+  // Requests handled at once; more get 503 at once.
+  std::uint32_t max_concurrent_requests = 4;
+  // How long civetweb waits for a request's headers, and for each write to the client.
+  std::chrono::milliseconds request_timeout{10000};
+  // User name -> bcrypt hash; empty: no authentication.
+  std::map<std::string, std::string> basic_auth_users;
+  // Paths served without authentication.
+  std::set<std::string> public_paths;
+  // Where refused requests are counted; null: the server keeps its own counters.
+  std::shared_ptr<HttpRejectionCounters> rejections;
+};
+
 class HttpServer {
 public:
-  // Binds `listen` (HOST:PORT, IPv4 or localhost) and serves until destroyed. Throws HttpError
-  // with civetweb's reason when the address cannot be used.
+  // Binds options.listen and serves until destroyed. Throws HttpError with civetweb's reason
+  // when the address cannot be used, or when basic_auth_users holds a bad name or hash.
+  HttpServer(const HttpServerOptions &options, HttpRoutes routes);
+  // Plain HTTP on `listen` with the default limits and no authentication.
   HttpServer(const std::string &listen, HttpRoutes routes);
   ~HttpServer();
   HttpServer(const HttpServer &) = delete;
   HttpServer &operator=(const HttpServer &) = delete;
 
-  const HttpRoutes &routes() const { return routes_; }
+  const HttpRoutes &routes() const;
+  const HttpRejectionCounters &rejections() const;
 
 private:
-  HttpRoutes routes_;
+  std::unique_ptr<RequestPipeline> pipeline_;
   mg_context *context_ = nullptr;
 };
 

@@ -13,7 +13,7 @@ std::string kernels_json(const CudaState &state) {
           {{"kernel", label}, {"launches", series.launches}, {"full_names", series.full_names}});
     processes.push_back({{"pid", id.pid},
                          {"comm", process.comm},
-                         {"container", process.container},
+                         {"container", process.container.identity.id},
                          {"kernels", std::move(kernels)}});
   }
   // Replace invalid UTF-8 (names come from traced processes) instead of throwing.

@@ -16,12 +16,17 @@ inline MetricFamily family(std::string name, std::string help, MetricType type) 
   return f;
 }
 
-// The labels every per-process series carries: pid, comm and, inside a container, container.
+// The labels every per-process series carries: pid, comm and, inside a container, container
+// (the id); namespace and pod where the kubelet's log names resolved them.
 inline Labels process_labels(const ProcessId &id, const std::string &comm,
-                             const std::string &container) {
+                             const ContainerInfo &container) {
   Labels labels{{"pid", std::to_string(id.pid)}, {"comm", comm}};
-  if (!container.empty())
-    labels.emplace_back("container", container);
+  if (!container.identity.id.empty())
+    labels.emplace_back("container", container.identity.id);
+  if (!container.pod.namespace_name.empty())
+    labels.emplace_back("namespace", container.pod.namespace_name);
+  if (!container.pod.pod.empty())
+    labels.emplace_back("pod", container.pod.pod);
   return labels;
 }
 

@@ -9,3 +9,5 @@ promtool check metrics < tests/fixtures/golden/cuda_metrics.prom
 cd build
 # Unit tests run in parallel; privileged ones are RUN_SERIAL (they share the kernel's uprobes).
 ctest --output-on-failure -j "$(nproc)"
+# libFuzzer targets under ASan and UBSan, 60 s each (two at a time on two CPUs).
+../scripts/fuzz.sh

@@ -18,7 +18,9 @@ Variables:
   - exactly one variable of type "datasource", named "datasource", with query "prometheus";
   - "job" and "instance" query variables: multi, includeAll, allValue ".+";
   - every query variable uses the datasource {"type":"prometheus","uid":"${datasource}"} and
-    refresh 2 (on time range change).
+    refresh 2 (on time range change);
+  - "gpu", "namespace" and "pod" variables, where present: query variables, multi, includeAll,
+    allValue ".*" (All must also match series without the label: processes outside Kubernetes).
 Panels (rows included, collapsed rows' panels too):
   - a type, a gridPos inside the 24-column grid, a unique id, a title;
   - except rows: a non-empty description, the datasource {"type":"prometheus",
@@ -31,7 +33,17 @@ Targets (and Prometheus annotation queries):
   - the datasource {"type":"prometheus","uid":"${datasource}"} and a non-empty expr;
   - every metric selector filters job=~"$job" and instance=~"$instance"; on a dashboard with a
     pid variable, every per-process selector (neutracer_cuda_* and neutracer_process_*, except
-    neutracer_cuda_processes) also filters pid=~"$pid";
+    the node-wide neutracer_cuda_processes, _exits_holding_memory_total and
+    _memory_held_at_exit_bytes_total) also filters pid=~"$pid";
+  - on a dashboard with a gpu variable, every selector of a family with a gpu label (the
+    per-process memory, launch and copy families, neutracer_gpu_*,
+    neutracer_nvml_process_memory_used_bytes) filters gpu=~"$gpu";
+  - on a dashboard with namespace/pod variables, every per-process selector (and
+    neutracer_container_info) filters namespace=~"$namespace" and pod=~"$pod", except in an
+    expression that also selects an NVML family (neutracer_gpu_*, neutracer_nvml_*): a
+    comparison with the whole device must not lose the other pods' share;
+  - no gpu matcher on a family without a gpu label, and no namespace/pod matcher on a family
+    without pod labels (choosing one GPU or pod would empty the panel);
   - every rate(), irate() and increase() has the range [$__rate_interval];
   - every counter (*_total) and histogram bucket (*_bucket) is inside rate(), irate() or
     increase();
@@ -74,7 +86,29 @@ SYNTHETIC_METRICS = {
     "scrape_body_size_bytes",
 }
 # neutracer_cuda_* / neutracer_process_* families that have no pid label.
-NODE_WIDE_PER_PROCESS_PREFIX_EXCEPTIONS = {"neutracer_cuda_processes"}
+NODE_WIDE_PER_PROCESS_PREFIX_EXCEPTIONS = {
+    "neutracer_cuda_processes", "neutracer_cuda_exits_holding_memory_total",
+    "neutracer_cuda_memory_held_at_exit_bytes_total",
+}
+# Families with a gpu label: the per-process figures the daemon charges to a GPU, NVML's
+# per-process memory, and every NVML device family (neutracer_gpu_*). Detector, throughput, sync,
+# error and OS families have none.
+GPU_FAMILIES = {
+    "neutracer_cuda_kernel_launches_total", "neutracer_cuda_memory_used_bytes",
+    "neutracer_cuda_memory_peak_bytes", "neutracer_cuda_memory_allocations_total",
+    "neutracer_cuda_memory_frees_total", "neutracer_cuda_memory_allocated_bytes_total",
+    "neutracer_cuda_memory_freed_bytes_total", "neutracer_cuda_memcpy_bytes_total",
+    "neutracer_cuda_memcpy_calls_total", "neutracer_nvml_process_memory_used_bytes",
+}
+GPU_FAMILY_PREFIXES = ("neutracer_gpu_",)
+# NVML families: device-wide figures, without namespace/pod labels.
+NVML_PREFIXES = ("neutracer_gpu_", "neutracer_nvml_")
+# Families with namespace/pod labels besides the per-process ones.
+POD_LABELLED_FAMILIES = {"neutracer_container_info"}
+POD_LABELS = ("namespace", "pod")
+# Variables for labels that some series lack: All must match the absent label too.
+OPTIONAL_LABEL_VARIABLES = ("gpu", "namespace", "pod")
+OPTIONAL_LABEL_ALL_VALUE = ".*"
 
 # Grafana unit ids (packages/grafana-data/src/valueFormats/categories.ts), the commonly used ones.
 GRAFANA_UNITS = {
@@ -259,6 +293,19 @@ def _parse_matchers(tokens):
     return out
 
 
+def is_per_process(name):
+    return (name.startswith("neutracer_cuda_") or name.startswith("neutracer_process_")) \
+        and name not in NODE_WIDE_PER_PROCESS_PREFIX_EXCEPTIONS
+
+
+def has_gpu_label(name):
+    return name in GPU_FAMILIES or name.startswith(GPU_FAMILY_PREFIXES)
+
+
+def has_pod_labels(name):
+    return is_per_process(name) or name in POD_LABELLED_FAMILIES
+
+
 def has_matcher(selector, label, var):
     allowed_values = {"$" + var, "${" + var + "}"}
     return any(l == label and op in ("=~", "=") and v in allowed_values
@@ -376,8 +423,9 @@ class Checker:
         self.check_datasources_anywhere(fname, dash, "dashboard")
 
         variables = self.check_variables(fname, dash)
-        per_process = "pid" in variables
-        self.check_annotations(fname, dash, per_process)
+        # The label variables whose filters this dashboard's selectors must apply.
+        scope = {name for name in ("pid",) + OPTIONAL_LABEL_VARIABLES if name in variables}
+        self.check_annotations(fname, dash, scope)
 
         panels = dash.get("panels")
         if not isinstance(panels, list) or not panels:
@@ -385,7 +433,7 @@ class Checker:
             return
         ids = {}
         for panel, ptitle in self.walk_panels(panels):
-            self.check_panel(fname, panel, ptitle, ids, per_process)
+            self.check_panel(fname, panel, ptitle, ids, scope)
 
     def check_dashboard_links(self, fname, dash):
         links = dash.get("links") or []
@@ -466,7 +514,7 @@ class Checker:
                             inner = re.sub(r",\s*[A-Za-z_][A-Za-z0-9_]*\s*$", "", inner)
                     elif re.match(r"^\s*(label_names|metrics)\s*\(", q):
                         inner = ""
-                    self.add_expression(fname, Expression(where, inner, kind="variable"), per_process=False)
+                    self.add_expression(fname, Expression(where, inner, kind="variable"), scope=set())
         if len(ds_vars) != 1:
             self.report(fname, "templating", f'needs exactly one variable of type "datasource", found {len(ds_vars)}')
         for name in ("job", "instance"):
@@ -483,10 +531,24 @@ class Checker:
                 self.report(fname, where, '"includeAll" must be true')
             if v.get("allValue") != ".+":
                 self.report(fname, where, f'"allValue" must be ".+", got {v.get("allValue")!r}')
+        for name in OPTIONAL_LABEL_VARIABLES:
+            v = by_name.get(name)
+            if v is None:
+                continue
+            where = f'variable "{name}"'
+            if v.get("type") != "query":
+                self.report(fname, where, 'must be of type "query"')
+            if v.get("multi") is not True:
+                self.report(fname, where, '"multi" must be true')
+            if v.get("includeAll") is not True:
+                self.report(fname, where, '"includeAll" must be true')
+            if v.get("allValue") != OPTIONAL_LABEL_ALL_VALUE:
+                self.report(fname, where, f'"allValue" must be "{OPTIONAL_LABEL_ALL_VALUE}" (All must also match '
+                            f'series without the {name} label), got {v.get("allValue")!r}')
         return by_name
 
     # ---- annotations --------------------------------------------------------------------
-    def check_annotations(self, fname, dash, per_process):
+    def check_annotations(self, fname, dash, scope):
         for a in (dash.get("annotations") or {}).get("list") or []:
             if not isinstance(a, dict):
                 continue
@@ -502,7 +564,7 @@ class Checker:
             if not (expr or "").strip():
                 self.report(fname, where, "Prometheus annotation without expr")
                 continue
-            self.add_expression(fname, Expression(where, expr, kind="annotation"), per_process)
+            self.add_expression(fname, Expression(where, expr, kind="annotation"), scope)
 
     # ---- panels -------------------------------------------------------------------------
     def walk_panels(self, panels):
@@ -514,7 +576,7 @@ class Checker:
             if p.get("type") == "row" and p.get("panels"):
                 yield from self.walk_panels(p["panels"])
 
-    def check_panel(self, fname, p, title, ids, per_process):
+    def check_panel(self, fname, p, title, ids, scope):
         where = f'panel "{title}"' if title else f'panel id {p.get("id")!r} (untitled)'
         ptype = p.get("type")
         if not ptype:
@@ -579,7 +641,7 @@ class Checker:
                 self.report(fname, twhere, "empty expr")
                 continue
             self.add_expression(fname, Expression(twhere, expr, t.get("legendFormat"), t.get("format") or "time_series"),
-                                per_process)
+                                scope)
 
     @staticmethod
     def valid_unit(unit):
@@ -601,7 +663,7 @@ class Checker:
             self.report(fname, where, "link to the process dashboard must pass var-pid=${__field.labels.pid}")
 
     # ---- expressions --------------------------------------------------------------------
-    def add_expression(self, fname, e, per_process):
+    def add_expression(self, fname, e, scope):
         try:
             parsed = ParsedExpr(e.expr)
         except Exception as ex:  # a lexer bug must not hide the other checks
@@ -613,6 +675,7 @@ class Checker:
             return
         self.expressions.append((fname, e))
         where = e.where
+        device_wide = any(s.name.startswith(NVML_PREFIXES) for s in parsed.selectors)
         for s in parsed.selectors:
             if not (s.name.startswith("neutracer_") or s.name.startswith("process_")
                     or s.name in SYNTHETIC_METRICS):
@@ -622,9 +685,9 @@ class Checker:
                        if not has_matcher(s, var, var)]
             if missing:
                 self.report(fname, where, f'selector "{s.name}" must filter {",".join(missing)}')
-            if per_process and (s.name.startswith("neutracer_cuda_") or s.name.startswith("neutracer_process_")) \
-                    and s.name not in NODE_WIDE_PER_PROCESS_PREFIX_EXCEPTIONS and not has_matcher(s, "pid", "pid"):
+            if "pid" in scope and is_per_process(s.name) and not has_matcher(s, "pid", "pid"):
                 self.report(fname, where, f'selector "{s.name}" must filter pid=~"$pid" on a per-process dashboard')
+            self.check_label_scope(fname, where, s, scope, device_wide)
             if (s.name.endswith("_total") or s.name.endswith("_bucket")) and not parsed.inside_rate(s.index):
                 self.report(fname, where, f'counter "{s.name}" must be wrapped in rate(), irate() or increase()')
         for func, open_i, close_i in parsed.calls:
@@ -654,6 +717,26 @@ class Checker:
         shows_pid = "pid" in grouped or "{{pid}}" in legend_ns
         if shows_pid and e.fmt == "time_series" and "{{comm}}({{pid}})" not in legend_ns:
             self.report(fname, where, f'legendFormat must show processes as "{{{{comm}}}} ({{{{pid}}}})", got {legend!r}')
+
+    def check_label_scope(self, fname, where, s, scope, device_wide):
+        """gpu, namespace and pod filters where the family has the label, and only there."""
+        matched = {label for label, _, _ in s.matchers}
+        if has_gpu_label(s.name):
+            if "gpu" in scope and not has_matcher(s, "gpu", "gpu"):
+                self.report(fname, where, f'selector "{s.name}" must filter gpu=~"$gpu"')
+        elif "gpu" in matched:
+            self.report(fname, where, f'selector "{s.name}" has a gpu matcher, but the family has no gpu '
+                        f'label: choosing one GPU would empty it')
+        if has_pod_labels(s.name):
+            if not device_wide:
+                missing = [f'{v}=~"${v}"' for v in POD_LABELS if v in scope and not has_matcher(s, v, v)]
+                if missing:
+                    self.report(fname, where, f'selector "{s.name}" must filter {",".join(missing)}')
+        else:
+            for label in POD_LABELS:
+                if label in matched:
+                    self.report(fname, where, f'selector "{s.name}" has a {label} matcher, but the family has '
+                                f'no {label} label: choosing one {label} would empty it')
 
     # ---- metrics against a scrape -------------------------------------------------------
     def check_metrics_known(self, known, source):

@@ -262,6 +262,136 @@ class DashboardLevelTest(unittest.TestCase):
             "neutracer_cuda_sync_wait_duration_seconds_bucket"])
 
 
+POD = 'namespace=~"$namespace",pod=~"$pod"'
+GPU = 'gpu=~"$gpu"'
+
+
+def label_variables(all_value=".*"):
+    common = {"type": "query", "datasource": DS, "refresh": 2, "multi": True, "includeAll": True,
+              "allValue": all_value}
+    return [
+        dict(common, name="gpu",
+             query={"query": 'label_values(neutracer_cuda_memory_used_bytes{job=~"$job",instance=~"$instance"}, gpu)'}),
+        dict(common, name="namespace",
+             query={"query": 'label_values(neutracer_cuda_memory_used_bytes{job=~"$job",instance=~"$instance"}, namespace)'}),
+        dict(common, name="pod", query={"query": 'label_values(neutracer_cuda_memory_used_bytes'
+                                                 '{job=~"$job",instance=~"$instance",namespace=~"$namespace"}, pod)'}),
+    ]
+
+
+def scoped_dashboard():
+    """A node dashboard with gpu, namespace and pod variables, every selector filtered right."""
+    d = good_dashboard()
+    d["uid"] = "test-scoped"
+    d["templating"]["list"] += label_variables()
+    d["panels"] = [
+        panel(1, "Memory by GPU", "bytes", [
+            target(f'sum by (instance, gpu) (neutracer_cuda_memory_used_bytes{{{SEL},{POD},{GPU},kind=~"device|vmm"}})',
+                   "{{instance}} gpu {{gpu}}", "A"),
+            target(f"sum by (instance, gpu) (neutracer_gpu_memory_used_bytes{{{SEL},{GPU}}})",
+                   "{{instance}} gpu {{gpu}} NVML", "B")]),
+        # A device-wide comparison: our sum must not lose other pods, so no pod filter.
+        panel(2, "Untracked memory", "bytes", [target(
+            f"sum by (instance, gpu) (neutracer_gpu_memory_used_bytes{{{SEL},{GPU}}})"
+            f" - sum by (instance, gpu) (neutracer_cuda_memory_used_bytes{{{SEL},{GPU}}})",
+            "{{instance}} gpu {{gpu}}")], y=8),
+        # No gpu label on detector series: pod filters only.
+        panel(3, "Leaks", "short", [target(
+            f"max by (instance, pid, comm) (neutracer_cuda_memory_leak_suspected{{{SEL},{POD}}})",
+            "{{comm}} ({{pid}})")], y=16),
+        panel(4, "Pods", "bytes", [target(
+            f"sum by (namespace, pod) (neutracer_cuda_memory_used_bytes{{{SEL},{POD},{GPU}}})"
+            f" * on (namespace, pod) group_left () max by (namespace, pod) (neutracer_container_info{{{SEL},{POD}}})",
+            "{{namespace}}/{{pod}}")], y=24),
+        panel(5, "Processes", "short", [target(f"sum(neutracer_cuda_processes{{{SEL}}})", "n")], y=32),
+    ]
+    return d
+
+
+class LabelScopeTest(unittest.TestCase):
+    """gpu, namespace and pod variables: filtered where the family has the label, only there."""
+
+    def check(self, dash):
+        tmp = tempfile.mkdtemp(prefix="dashcheck-")
+        try:
+            with open(os.path.join(tmp, "d.json"), "w") as f:
+                json.dump(dash, f)
+            return run_checker([tmp])
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_scoped_dashboard_passes(self):
+        rc, out, _ = self.check(scoped_dashboard())
+        self.assertEqual((rc, out), (0, ""))
+
+    def test_missing_filters(self):
+        d = scoped_dashboard()
+        d["panels"][0]["targets"][0]["expr"] = f"sum by (instance, gpu) (neutracer_cuda_memory_used_bytes{{{SEL}}})"
+        d["panels"][2]["targets"][0]["expr"] = \
+            f'max by (instance, pid, comm) (neutracer_cuda_memory_leak_suspected{{{SEL},namespace=~"$namespace"}})'
+        d["panels"][1]["targets"][0]["expr"] = \
+            f"sum by (instance, gpu) (neutracer_gpu_memory_used_bytes{{{SEL}}}) - sum by (instance, gpu) " \
+            f"(neutracer_cuda_memory_used_bytes{{{SEL},{GPU}}})"
+        rc, out, _ = self.check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('panel "Memory by GPU" target A: selector "neutracer_cuda_memory_used_bytes" must filter '
+                      'gpu=~"$gpu"', out)
+        self.assertIn('panel "Memory by GPU" target A: selector "neutracer_cuda_memory_used_bytes" must filter '
+                      'namespace=~"$namespace",pod=~"$pod"', out)
+        self.assertIn('panel "Leaks" target A: selector "neutracer_cuda_memory_leak_suspected" must filter '
+                      'pod=~"$pod"', out)
+        self.assertIn('panel "Untracked memory" target A: selector "neutracer_gpu_memory_used_bytes" must filter '
+                      'gpu=~"$gpu"', out)
+        # The device-wide comparison still needs no pod filter.
+        self.assertNotIn('"Untracked memory" target A: selector "neutracer_cuda_memory_used_bytes" must filter '
+                         'namespace', out)
+
+    def test_matchers_on_absent_labels(self):
+        d = scoped_dashboard()
+        d["panels"][2]["targets"][0]["expr"] = \
+            f"max by (instance, pid, comm) (neutracer_cuda_memory_leak_suspected{{{SEL},{POD},{GPU}}})"
+        d["panels"][1]["targets"][0]["expr"] = \
+            f"sum by (instance, gpu) (neutracer_gpu_memory_used_bytes{{{SEL},{GPU},{POD}}})"
+        d["panels"][4]["targets"][0]["expr"] = f'sum(neutracer_cuda_processes{{{SEL},pod=~"$pod"}})'
+        rc, out, _ = self.check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('panel "Leaks" target A: selector "neutracer_cuda_memory_leak_suspected" has a gpu matcher, '
+                      'but the family has no gpu label', out)
+        for label in ("namespace", "pod"):
+            self.assertIn(f'panel "Untracked memory" target A: selector "neutracer_gpu_memory_used_bytes" has a '
+                          f'{label} matcher, but the family has no {label} label', out)
+        self.assertIn('panel "Processes" target A: selector "neutracer_cuda_processes" has a pod matcher', out)
+
+    def test_gpu_matcher_needs_no_variable(self):
+        # A literal gpu matcher on a family without gpu is wrong on any dashboard.
+        d = good_dashboard()
+        d["panels"][2]["targets"][0]["expr"] = \
+            f'sum by (instance, pid, comm) (neutracer_cuda_memcpy_throughput_bytes_per_second{{{SEL},gpu="0"}})'
+        rc, out, _ = self.check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('selector "neutracer_cuda_memcpy_throughput_bytes_per_second" has a gpu matcher', out)
+
+    def test_variables_all_value_matches_absent_labels(self):
+        d = scoped_dashboard()
+        d["templating"]["list"] = variables() + label_variables(all_value=".+")
+        d["templating"]["list"][-1]["multi"] = False
+        rc, out, _ = self.check(d)
+        self.assertEqual(rc, 1)
+        for name in ("gpu", "namespace", "pod"):
+            self.assertIn(f'variable "{name}": "allValue" must be ".*" (All must also match series without the '
+                          f'{name} label), got \'.+\'', out)
+        self.assertIn('variable "pod": "multi" must be true', out)
+
+    def test_no_label_variables_no_label_filters_required(self):
+        d = scoped_dashboard()
+        d["templating"]["list"] = variables()
+        for p in d["panels"]:
+            for t in p["targets"]:
+                t["expr"] = t["expr"].replace(f",{POD}", "").replace(f",{GPU}", "")
+        rc, out, _ = self.check(d)
+        self.assertEqual((rc, out), (0, ""))
+
+
 class PromtoolTest(unittest.TestCase):
     @unittest.skipUnless(shutil.which("promtool"), "promtool not installed")
     def test_syntax_error_reported(self):
@@ -313,6 +443,26 @@ class ShippedDashboardsTest(unittest.TestCase):
         self.assertEqual(uids, {"neutracer-daemon.json": "neutracer-daemon",
                                 "neutracer-node-overview.json": "neutracer-node",
                                 "neutracer-process.json": "neutracer-process"})
+
+    def test_shipped_label_variables(self):
+        """Node and process dashboards filter by namespace, pod and GPU; All matches absent labels."""
+        for name in ("neutracer-node-overview.json", "neutracer-process.json"):
+            with open(os.path.join(SHIPPED, name)) as f:
+                variables = {v["name"]: v for v in json.load(f)["templating"]["list"]}
+            for var in ("namespace", "pod", "gpu"):
+                self.assertIn(var, variables, name)
+                self.assertEqual((variables[var]["multi"], variables[var]["includeAll"], variables[var]["allValue"]),
+                                 (True, True, ".*"), f"{name}: {var}")
+
+    def test_shipped_node_overview_has_gpu_and_pod_panels(self):
+        with open(os.path.join(SHIPPED, "neutracer-node-overview.json")) as f:
+            dash = json.load(f)
+        checker = check_dashboards.Checker()
+        titles = {title for _, title in checker.walk_panels(dash["panels"])}
+        for title in ("GPU memory used by GPU", "GPU memory NVML sees that neutracerd does not",
+                      "Kernel launches by GPU", "Transfer throughput by GPU", "GPU utilisation (NVML)",
+                      "GPU temperature (NVML)", "GPU power (NVML)", "GPU memory per pod"):
+            self.assertIn(title, titles)
 
     def test_shipped_dashboards_use_only_readme_metrics(self):
         """Every neutracer_* name the dashboards use is in README.md's metric tables."""

@@ -1,6 +1,7 @@
 #pragma once
 // The fixture of the end-to-end tests: a real daemon on a free port with a 100 ms scan
 // interval, and stand-in scenarios it traces.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -83,10 +84,30 @@ protected:
     return reply && reply->status == 200 ? parse_scrape(reply->body) : Scrape{};
   }
 
+  // The sum of the series of `name` that carry all of `labels` (and maybe more, e.g. every
+  // `gpu` of a process), or -1 when there is none.
   double value(const Scrape &s, const std::string &name,
                const std::vector<std::pair<std::string, std::string>> &labels) const {
-    const auto it = s.find(series(name, labels));
-    return it == s.end() ? -1 : it->second;
+    double sum = 0;
+    bool found = false;
+    for (auto it = s.lower_bound(name); it != s.end() && it->first.starts_with(name); ++it) {
+      const auto &key = it->first;
+      if (key != name && key[name.size()] != '{')
+        continue;
+      const bool all = std::all_of(labels.begin(), labels.end(), [&](const auto &label) {
+        const auto pair = label.first + "=\"" + label.second + "\"";
+        for (auto at = key.find(pair); at != std::string::npos; at = key.find(pair, at + 1))
+          if ((key[at - 1] == '{' || key[at - 1] == ',') &&
+              (key[at + pair.size()] == ',' || key[at + pair.size()] == '}'))
+            return true;
+        return false;
+      });
+      if (all) {
+        sum += it->second;
+        found = true;
+      }
+    }
+    return found ? sum : -1;
   }
 
   // Waits for `scans` more completed scans, so everything before now is published.

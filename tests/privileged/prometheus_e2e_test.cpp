@@ -35,9 +35,12 @@ std::set<std::string> families_of(const std::string &exposition) {
 class PrometheusE2E : public DaemonE2E {
 protected:
   std::string config_yaml() const override {
+    // The fake NVML library gives the GPU device series the rules and dashboards name.
     return "detectors:\n"
            "  leak: {window: 1s, windows: 3, min_growth_bytes: 1048576,\n"
-           "         sample_step_bytes: 1048576}\n";
+           "         sample_step_bytes: 1048576}\n"
+           "nvml:\n"
+           "  library: \"" NEUTRACER_FAKE_NVML "\"\n";
   }
 
   void TearDown() override {

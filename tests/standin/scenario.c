@@ -81,11 +81,21 @@
  *   sync:MS / sync_ptsz:MS        1 cuStreamSynchronize(_ptsz) sleeping MS ms
  *   ctx_sync:MS                   1 cuCtxSynchronize sleeping MS ms
  *   event_sync:MS                 1 cuEventSynchronize sleeping MS ms
+ *   device:N                      1 cuDevicePrimaryCtxRetain(N), 1 cuCtxSetCurrent
+ *                                 (later calls of this thread run on device N)
+ *   ctx_create:N                  1 cuCtxCreate_v2(0, N): a new context on device N,
+ *                                 pushed on this thread's context stack
+ *   ctx_pop                       1 cuCtxPopCurrent_v2
  *   sleep:MS                      none (nanosleep)
  *   wait:PATH                     none (polls every 10 ms until PATH exists)
  *   ready                         none (prints "ready <pid>")
  *   counts                        none (prints the stand-in's non-zero
  *                                 per-symbol call counters on one line)
+ *   exec                          none (prints "exec ok pid=<pid>", then
+ *                                 re-executes this program with the steps
+ *                                 after it: same PID and start time, a new
+ *                                 image that calls cuInit again; must not be
+ *                                 the last step)
  *
  * OS steps (no CUDA calls), for the per-process OS metrics:
  *   burn:MS                       spins on one CPU until this thread has used
@@ -128,7 +138,7 @@ enum op {
   OP_H2D, OP_D2H, OP_D2D, OP_H2D_ASYNC, OP_D2H_ASYNC, OP_D2D_ASYNC,
   OP_MEMCPY_DEFAULT, OP_PEER, OP_COPY2D, OP_COPY3D,
   OP_SYNC, OP_SYNC_PTSZ, OP_CTX_SYNC, OP_EVENT_SYNC, OP_SLEEP, OP_WAIT, OP_READY,
-  OP_COUNTS, OP_BURN, OP_FSYNC_WRITE, OP_TCP_SEND,
+  OP_COUNTS, OP_DEVICE, OP_CTX_CREATE, OP_CTX_POP, OP_BURN, OP_FSYNC_WRITE, OP_TCP_SEND, OP_EXEC,
 };
 
 /* Argument shapes. */
@@ -189,9 +199,13 @@ static const struct {
     {"wait", OP_WAIT, S_PATH},
     {"ready", OP_READY, S_NONE},
     {"counts", OP_COUNTS, S_NONE},
+    {"device", OP_DEVICE, S_N},
+    {"ctx_create", OP_CTX_CREATE, S_N},
+    {"ctx_pop", OP_CTX_POP, S_NONE},
     {"burn", OP_BURN, S_B},
     {"fsync_write", OP_FSYNC_WRITE, S_B},
     {"tcp_send", OP_TCP_SEND, S_B},
+    {"exec", OP_EXEC, S_NONE},
 };
 
 struct step {
@@ -221,6 +235,8 @@ static char g_fake_graph_exec, g_fake_pool, g_fake_event, g_fake_ctx_a, g_fake_c
 static unsigned char g_fake_vmm_prop[64];
 
 static const struct step *g_cur;
+static char **g_argv; /* for exec: argv[0] and the steps after the current one */
+static int g_next_arg;
 
 #define LAUNCH_GRID 1, 1, 1
 #define LAUNCH_BLOCK 128, 1, 1
@@ -789,6 +805,25 @@ static void run_step(const struct step *st) {
     check(cuEventSynchronize((CUevent)(void *)&g_fake_event), "cuEventSynchronize");
     printf("%s ok\n", st->text);
     break;
+  case OP_DEVICE: {
+    CUcontext ctx = NULL;
+    check(cuDevicePrimaryCtxRetain(&ctx, (CUdevice)st->v[0]), "cuDevicePrimaryCtxRetain");
+    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    printf("%s ok ctx=%p\n", st->text, (void *)ctx);
+    break;
+  }
+  case OP_CTX_CREATE: {
+    CUcontext ctx = NULL;
+    check(cuCtxCreate_v2(&ctx, 0, (CUdevice)st->v[0]), "cuCtxCreate_v2");
+    printf("%s ok ctx=%p\n", st->text, (void *)ctx);
+    break;
+  }
+  case OP_CTX_POP: {
+    CUcontext ctx = NULL;
+    check(cuCtxPopCurrent_v2(&ctx), "cuCtxPopCurrent_v2");
+    printf("%s ok ctx=%p\n", st->text, (void *)ctx);
+    break;
+  }
   case OP_SLEEP:
     sleep_ms(st->v[0]);
     printf("%s ok\n", st->text);
@@ -813,6 +848,15 @@ static void run_step(const struct step *st) {
     tcp_send_to_self(st->v[0]);
     printf("%s ok\n", st->text);
     break;
+  case OP_EXEC: {
+    /* The new image gets argv[0] and the remaining steps; nothing of this image survives. */
+    g_argv[g_next_arg - 1] = g_argv[0];
+    printf("%s ok pid=%ld\n", st->text, (long)getpid());
+    fflush(stdout);
+    execv("/proc/self/exe", &g_argv[g_next_arg - 1]);
+    os_fail("execv /proc/self/exe");
+    break;
+  }
   case OP_COUNTS: {
     fputs("counts", stdout);
     const char *nm;
@@ -837,10 +881,16 @@ int main(int argc, char **argv) {
   for (int a = 1; a < argc; a++) {
     parse_step(argv[a], &steps[a - 1]);
     validate_step(&steps[a - 1]);
+    if (steps[a - 1].op == OP_EXEC && a == argc - 1)
+      usage_fail(argv[a], "needs steps after it to run in the new image");
   }
+  g_argv = argv;
   struct step init = {.text = "<init>"};
   g_cur = &init;
   check(cuInit(0), "cuInit");
-  for (int a = 1; a < argc; a++) run_step(&steps[a - 1]);
+  for (int a = 1; a < argc; a++) {
+    g_next_arg = a + 1;
+    run_step(&steps[a - 1]);
+  }
   return 0;
 }

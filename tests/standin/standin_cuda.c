@@ -72,7 +72,9 @@
   X(cuMemcpy3D_v2) X(cuMemcpy3D_v2_ptds)                                       \
   X(cuMemcpy3DAsync_v2) X(cuMemcpy3DAsync_v2_ptsz)                             \
   X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz)                           \
-  X(cuCtxSynchronize) X(cuEventSynchronize)
+  X(cuCtxSynchronize) X(cuEventSynchronize)                                    \
+  X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxCreate_v2)             \
+  X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2)
 
 enum standin_api_id {
 #define X(n) API_##n,
@@ -968,4 +970,63 @@ CUAPI CUresult cuEventSynchronize(CUevent hEvent) {
   COUNT_CALL(cuEventSynchronize);
   if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
   return sync_sleep();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts: 8 devices, one primary context each, 16 created contexts.  The   */
+/* per-thread current context is a stack, as in the driver.                  */
+/* ------------------------------------------------------------------------ */
+
+#define STANDIN_DEVICES 8
+#define STANDIN_CREATED_CONTEXTS 16
+#define STANDIN_CONTEXT_STACK 8
+
+static char g_primary_ctx[STANDIN_DEVICES];
+static char g_created_ctx[STANDIN_CREATED_CONTEXTS];
+static unsigned g_created_count;
+static __thread CUcontext g_ctx_stack[STANDIN_CONTEXT_STACK];
+static __thread unsigned g_ctx_depth; /* g_ctx_stack[g_ctx_depth - 1] is current */
+
+CUAPI CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  COUNT_CALL(cuDevicePrimaryCtxRetain);
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 || dev >= STANDIN_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  *pctx = (CUcontext)(void *)&g_primary_ctx[dev];
+  return CUDA_SUCCESS;
+}
+
+CUAPI CUresult cuCtxSetCurrent(CUcontext ctx) {
+  COUNT_CALL(cuCtxSetCurrent);
+  if (g_ctx_depth == 0) g_ctx_depth = 1;
+  g_ctx_stack[g_ctx_depth - 1] = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUAPI CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+  COUNT_CALL(cuCtxCreate_v2);
+  (void)flags;
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 || dev >= STANDIN_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+  unsigned slot = __atomic_fetch_add(&g_created_count, 1, __ATOMIC_RELAXED);
+  if (slot >= STANDIN_CREATED_CONTEXTS || g_ctx_depth >= STANDIN_CONTEXT_STACK)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *pctx = (CUcontext)(void *)&g_created_ctx[slot];
+  g_ctx_stack[g_ctx_depth++] = *pctx;
+  return CUDA_SUCCESS;
+}
+
+CUAPI CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  COUNT_CALL(cuCtxPushCurrent_v2);
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  if (g_ctx_depth >= STANDIN_CONTEXT_STACK) return CUDA_ERROR_OUT_OF_MEMORY;
+  g_ctx_stack[g_ctx_depth++] = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUAPI CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+  COUNT_CALL(cuCtxPopCurrent_v2);
+  if (g_ctx_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  CUcontext popped = g_ctx_stack[--g_ctx_depth];
+  if (pctx) *pctx = popped;
+  return CUDA_SUCCESS;
 }

@@ -25,11 +25,14 @@ typedef enum cudaError_enum {
   CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
 } CUresult;
 
 typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
 typedef unsigned long long CUmemGenericAllocationHandle;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUkern_st *CUkernel;
@@ -232,6 +235,11 @@ CUresult cuStreamSynchronize(CUstream hStream);
 CUresult cuStreamSynchronize_ptsz(CUstream hStream);
 CUresult cuCtxSynchronize(void);
 CUresult cuEventSynchronize(CUevent hEvent);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
 
 #ifdef __cplusplus
 }

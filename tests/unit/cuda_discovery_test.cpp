@@ -117,7 +117,7 @@ TEST(CudaDiscovery, TwoProcessesShareOneLibrary) {
   EXPECT_EQ(first.id.start_ticks, 123456u);
   EXPECT_EQ(first.comm, "python3");
   EXPECT_EQ(first.exe, "/usr/bin/exe-of-100");
-  EXPECT_EQ(first.container, "");
+  EXPECT_EQ(first.container.identity.id, "");
   // Three segments of the same file give one library entry.
   EXPECT_EQ(first.libraries, (std::vector<LibraryId>{kLibA}));
 
@@ -125,7 +125,7 @@ TEST(CudaDiscovery, TwoProcessesShareOneLibrary) {
   EXPECT_EQ(second.id.start_ticks, 234567u);
   EXPECT_EQ(second.comm, "pt main thread");
   EXPECT_EQ(second.exe, "/usr/bin/exe-of-200");
-  EXPECT_EQ(second.container, kId1);
+  EXPECT_EQ(second.container.identity.id, kId1);
   EXPECT_EQ(second.libraries, (std::vector<LibraryId>{kLibA}));
 
   ASSERT_EQ(result.libraries.size(), 1u);
@@ -152,19 +152,22 @@ TEST(CudaDiscovery, MixedScenario) {
   ASSERT_NE(p300, nullptr);
   EXPECT_EQ(p300->comm, "a) (b");
   EXPECT_EQ(p300->id.start_ticks, 345678u);
-  EXPECT_EQ(p300->container, kId2);
+  EXPECT_EQ(p300->container.identity.id, kId2);
   EXPECT_EQ(p300->libraries, (std::vector<LibraryId>{kLibB}));
 
   const auto *p500 = find_process(result, 500);
   ASSERT_NE(p500, nullptr);
   EXPECT_EQ(p500->comm, "old_trainer");
-  EXPECT_EQ(p500->container, kId1);
+  EXPECT_EQ(p500->container.identity.id, kId1);
   EXPECT_EQ(p500->libraries, (std::vector<LibraryId>{kLibDeleted}));
 
-  // Two distinct attachable libraries; the deleted one is not offered.
-  ASSERT_EQ(result.libraries.size(), 2u);
+  // Three distinct libraries; the deleted one is reached through its mapping.
+  ASSERT_EQ(result.libraries.size(), 3u);
   EXPECT_NE(find_library(result, kLibA), nullptr);
-  EXPECT_EQ(find_library(result, kLibDeleted), nullptr);
+  const auto *deleted = find_library(result, kLibDeleted);
+  ASSERT_NE(deleted, nullptr);
+  EXPECT_EQ(deleted->open_path,
+            (proc.root() / "500" / "map_files" / "7f7700000000-7f7700200000").string());
   const auto *b = find_library(result, kLibB);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->path, "/opt/nvidia/driver 580/libcuda.so.1");
@@ -226,6 +229,27 @@ TEST(CudaDiscovery, DeletedAndLiveCopiesOfTheSameFile) {
   ASSERT_EQ(result.libraries.size(), 1u);
   EXPECT_EQ(result.libraries[0].path, "/usr/lib/libcuda.so.1");
   EXPECT_EQ(result.libraries[0].open_path, (proc.root() / "20/root/usr/lib/libcuda.so.1").string());
+}
+
+TEST(CudaDiscovery, DeletedLibraryIsOpenedThroughItsMapping) {
+  // After an upgrade renamed a new file over it, the old inode is only reachable through the
+  // mapping: map_files names use unpadded hex, unlike the maps file.
+  TempProc proc;
+  proc.write(10, "maps",
+             "00a00000-00b00000 r--p 00000000 fd:01 11 /usr/lib/libcuda.so.1 (deleted)\n"
+             "00b00000-00c00000 r-xp 00100000 fd:01 11 /usr/lib/libcuda.so.1 (deleted)\n");
+  proc.write_stat(10, "old", 1);
+  proc.write(20, "maps", libcuda_line("fd:01", 12, "/usr/lib/libcuda.so.1"));
+  proc.write_stat(20, "new", 2);
+  const auto result = discover_cuda_processes(ProcFs(proc.root()));
+  ASSERT_EQ(result.libraries.size(), 2u);
+  const auto *old_file = find_library(result, {makedev(0xfd, 1), 11});
+  ASSERT_NE(old_file, nullptr);
+  EXPECT_EQ(old_file->path, "/usr/lib/libcuda.so.1");
+  EXPECT_EQ(old_file->open_path, (proc.root() / "10/map_files/a00000-b00000").string());
+  const auto *new_file = find_library(result, {makedev(0xfd, 1), 12});
+  ASSERT_NE(new_file, nullptr);
+  EXPECT_EQ(new_file->open_path, (proc.root() / "20/root/usr/lib/libcuda.so.1").string());
 }
 
 TEST(CudaDiscovery, UnreadableMapsAreCountedNotFatal) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "call_event.h"
 #include "golden_file.h"
 #include "metric_lookup.h"
 
@@ -21,27 +22,17 @@ namespace neutracer {
 namespace {
 
 constexpr std::uint64_t kNsPerTick = 10'000'000; // ticks_per_second = 100
+// Contexts of GPU 0 and 1, bound by the primary-context retains in deterministic_state().
+constexpr std::uint64_t kContext0 = 0xc0;
+constexpr std::uint64_t kContext1 = 0xc1;
 constexpr const char *kContainer =
     "3f4e9c1d2b7a8e6f5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e";
 
 nt_call_event call(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api,
                    std::initializer_list<std::uint64_t> args,
                    std::initializer_list<std::uint64_t> out = {}, std::uint32_t result = 0) {
-  nt_call_event e{};
-  e.kind = NT_EVENT_CALL;
-  e.api = api;
-  e.tgid = tgid;
-  e.tid = tgid;
-  e.proc_start_ns = start_ticks * kNsPerTick;
-  e.enter_ns = 0;
-  e.exit_ns = 0;
-  e.result = result;
-  std::size_t i = 0;
-  for (const auto a : args)
-    e.args[i++] = a;
-  i = 0;
-  for (const auto o : out)
-    e.out[i++] = o;
+  auto e = test::call_event(api, tgid, start_ticks * kNsPerTick, args, out, result);
+  e.context = kContext0;
   return e;
 }
 
@@ -66,7 +57,7 @@ NameEvent name(std::uint32_t tgid, std::uint64_t start_ticks, std::uint64_t hand
 
 LaunchCount launch(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api, std::uint64_t handle,
                    std::uint64_t count) {
-  return {tgid, start_ticks * kNsPerTick, api, handle, count};
+  return {tgid, start_ticks * kNsPerTick, api, handle, count, kContext0};
 }
 
 // Two processes with every kind of series; all values exactly representable.
@@ -80,6 +71,8 @@ CudaState deterministic_state() {
   // Process 1001: in a container, with kernels, memory, copies, syncs and errors.
   const std::uint32_t a = 1001;
   const std::uint64_t as = 500;
+  state.apply(call(a, as, NT_API_PRIMARY_CTX_RETAIN, {0, 0}, {kContext0}));
+  state.apply(call(a, as, NT_API_PRIMARY_CTX_RETAIN, {0, 1}, {kContext1}));
   state.apply(name(a, as, 0xf1, "_Z16vectorAdd_kernelPKfS0_Pfi"));
   state.apply(name(a, as, 0xf2, "_Z4gemmPfS_S_i"));
   state.apply(name(a, as, 0xf3, "triton_poi_fused_add_0"));
@@ -87,7 +80,14 @@ CudaState deterministic_state() {
                            launch(a, as, NT_API_LAUNCH_KERNEL, 0xf2, 64),
                            launch(a, as, NT_API_LAUNCH_KERNEL, 0xf3, 3),
                            launch(a, as, NT_API_LAUNCH_KERNEL, 0xdead, 5),
-                           launch(a, as, NT_API_GRAPH_LAUNCH, 0x9000, 7)});
+                           launch(a, as, NT_API_GRAPH_LAUNCH, 0x9000, 7),
+                           {a, as * kNsPerTick, NT_API_LAUNCH_KERNEL, 0xf1, 30, kContext1}});
+  auto on_gpu1 = call(a, as, NT_API_MEM_ALLOC, {0, 3 << 20}, {0x7e1000000000});
+  on_gpu1.context = kContext1;
+  state.apply(on_gpu1);
+  auto to_gpu1 = call(a, as, NT_API_MEMCPY_HTOD, {0x7e1000000000, 0x1000, 4096});
+  to_gpu1.context = kContext1;
+  state.apply(to_gpu1);
   state.apply(call(a, as, NT_API_MEM_ALLOC, {0, 1 << 20}, {0x7e0000000000}));
   state.apply(call(a, as, NT_API_MEM_ALLOC, {0, 4096}, {0x7e0000200000}));
   state.apply(call(a, as, NT_API_MEM_FREE, {0x7e0000200000}));
@@ -117,8 +117,8 @@ CudaState deterministic_state() {
 
   DiscoveryResult discovery;
   discovery.processes.push_back(
-      {{static_cast<int>(a), as}, "python3", "/usr/bin/python3", kContainer, {}});
-  discovery.processes.push_back({{static_cast<int>(b), bs}, "say \"hi\" \\", "/opt/x", "", {}});
+      {{static_cast<int>(a), as}, "python3", "/usr/bin/python3", {{kContainer, "", ""}, {}}, {}});
+  discovery.processes.push_back({{static_cast<int>(b), bs}, "say \"hi\" \\", "/opt/x", {}, {}});
   state.update_processes(discovery, [](const ProcessId &) { return true; });
   return state;
 }
@@ -218,35 +218,41 @@ TEST(CudaMetrics, ProcessSeries) {
   const auto state = deterministic_state();
   const auto families = cuda_families(state);
 
-  // Four memory kinds per process, labelled pid/comm[/container]/kind.
+  // Four memory kinds per process and GPU, labelled pid/comm[/container]/gpu/kind: 1001 used
+  // GPUs 0 and 1, 77 bound no context (gpu "unknown").
   const auto &used = family(families, "neutracer_cuda_memory_used_bytes");
-  ASSERT_EQ(used.samples.size(), 8u);
+  ASSERT_EQ(used.samples.size(), 12u);
   for (const auto &sample : used.samples) {
     const auto pid = label(sample.labels, "pid");
     ASSERT_TRUE(pid == "77" || pid == "1001") << pid;
     EXPECT_EQ(label(sample.labels, "container"), pid == "1001" ? kContainer : "<absent>");
     const auto kind = label(sample.labels, "kind");
+    const auto gpu = label(sample.labels, "gpu");
     double expected = 0;
-    if (pid == "1001")
+    if (pid == "1001" && gpu == "0")
       expected = kind == "device"        ? 1 << 20
                  : kind == "managed"     ? 65536
                  : kind == "host_pinned" ? 8192
                                          : 2 << 20;
+    else if (pid == "1001")
+      expected = kind == "device" ? 3 << 20 : 0;
     else
       expected = kind == "device" ? 1536 : 0;
-    EXPECT_EQ(sample.value, expected) << pid << " " << kind;
+    EXPECT_EQ(gpu, pid == "1001" ? gpu : "unknown");
+    EXPECT_EQ(sample.value, expected) << pid << " " << gpu << " " << kind;
   }
 
   const auto &launches = family(families, "neutracer_cuda_kernel_launches_total");
   std::map<std::string, double> by_kernel;
   for (const auto &sample : launches.samples)
     if (label(sample.labels, "pid") == "1001")
-      by_kernel[label(sample.labels, "kernel")] = sample.value;
-  EXPECT_EQ(by_kernel, (std::map<std::string, double>{{"vectorAdd_kernel", 120},
-                                                      {"gemm", 64},
-                                                      {"[other]", 3},
-                                                      {"[unresolved]", 5},
-                                                      {"[cuda_graph]", 7}}));
+      by_kernel[label(sample.labels, "kernel") + "@" + label(sample.labels, "gpu")] = sample.value;
+  EXPECT_EQ(by_kernel, (std::map<std::string, double>{{"vectorAdd_kernel@0", 120},
+                                                      {"vectorAdd_kernel@1", 30},
+                                                      {"gemm@0", 64},
+                                                      {"[other]@0", 3},
+                                                      {"[unresolved]@0", 5},
+                                                      {"[cuda_graph]@0", 7}}));
 
   const auto &histogram = family(families, "neutracer_cuda_sync_wait_duration_seconds");
   ASSERT_EQ(histogram.histograms.size(), 3u);

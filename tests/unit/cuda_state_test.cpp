@@ -787,8 +787,9 @@ TEST(CudaState, UpdateProcessesAppliesDiscoveryAndForgetsDeadOnes) {
   ASSERT_EQ(state.processes().size(), 4u); // kProc, p1, p2, p3
 
   DiscoveryResult discovery;
-  discovery.processes.push_back({p1, "trainer", "/usr/bin/python3", "abc", {}});
-  discovery.processes.push_back({p4, "new", "/opt/new", "", {}});
+  discovery.processes.push_back(
+      {p1, "trainer", "/usr/bin/python3", {{"abc", "docker", ""}, {}}, {}});
+  discovery.processes.push_back({p4, "new", "/opt/new", {}, {}});
   std::vector<ProcessId> asked;
   const auto removed = state.update_processes(discovery, [&](const ProcessId &id) {
     asked.push_back(id);
@@ -802,7 +803,7 @@ TEST(CudaState, UpdateProcessesAppliesDiscoveryAndForgetsDeadOnes) {
   const auto &s1 = state_of(state, p1);
   EXPECT_EQ(s1.comm, "trainer");
   EXPECT_EQ(s1.exe, "/usr/bin/python3");
-  EXPECT_EQ(s1.container, "abc");
+  EXPECT_EQ(s1.container.identity.id, "abc");
   EXPECT_TRUE(s1.discovered);
   EXPECT_EQ(s1.memory[0].used_bytes, 10u); // state kept
   const auto &s2 = state_of(state, p2);
@@ -814,19 +815,19 @@ TEST(CudaState, UpdateProcessesAppliesDiscoveryAndForgetsDeadOnes) {
 
   // Metadata is refreshed on the next scan.
   discovery.processes[0].comm = "renamed";
-  discovery.processes[0].container = "";
+  discovery.processes[0].container = {};
   EXPECT_TRUE(state.update_processes(discovery, [](const ProcessId &) { return true; }).empty());
   EXPECT_EQ(state_of(state, p1).comm, "renamed");
-  EXPECT_EQ(state_of(state, p1).container, "");
+  EXPECT_EQ(state_of(state, p1).container.identity.id, "");
 }
 
 TEST(CudaState, UpdateProcessesMatchesEventsByStartTicks) {
   CudaState state(settings());
   state.apply(alloc(NT_API_MEM_ALLOC, 0x1000, 10));
   DiscoveryResult discovery;
-  discovery.processes.push_back({kProc, "app", "/bin/app", "", {}});
+  discovery.processes.push_back({kProc, "app", "/bin/app", {}, {}});
   // Same pid, different start: an older incarnation of the pid.
-  discovery.processes.push_back({{kProc.pid, kStartTicks - 1}, "old", "/bin/old", "", {}});
+  discovery.processes.push_back({{kProc.pid, kStartTicks - 1}, "old", "/bin/old", {}, {}});
   state.update_processes(discovery, [](const ProcessId &) { return false; });
   ASSERT_EQ(state.processes().size(), 2u);
   EXPECT_EQ(state_of(state).comm, "app");

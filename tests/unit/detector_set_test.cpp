@@ -44,7 +44,7 @@ class DetectorSetTest : public ::testing::Test {
 protected:
   DetectorSetTest() : state_({50, 10, 100}), detectors_(settings()) {
     DiscoveryResult discovery;
-    discovery.processes.push_back({kId, "train.py", "/usr/bin/python3", "", {}});
+    discovery.processes.push_back({kId, "train.py", "/usr/bin/python3", {}, {}});
     state_.update_processes(discovery, [](const ProcessId &) { return true; });
   }
 

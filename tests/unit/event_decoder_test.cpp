@@ -59,7 +59,10 @@ std::vector<std::byte> make_name_bytes(std::uint32_t api, const std::string &nam
 }
 
 TEST(EventDecoder, AbiLayout) {
-  EXPECT_EQ(sizeof(nt_call_event), 104u);
+  EXPECT_EQ(sizeof(nt_call_event), 112u);
+  EXPECT_EQ(offsetof(nt_call_event, context), 104u);
+  EXPECT_EQ(sizeof(nt_launch_key), 32u);
+  EXPECT_EQ(offsetof(nt_launch_key, context), 24u);
   EXPECT_EQ(offsetof(nt_call_event, proc_start_ns), 16u);
   EXPECT_EQ(offsetof(nt_call_event, result), 40u);
   EXPECT_EQ(sizeof(nt_name_event), 48u + NT_NAME_MAX);

@@ -2,21 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <netinet/in.h>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
+
+#include "http_test_client.h"
 
 namespace neutracer {
 namespace {
+
+using namespace http_test;
 
 HttpRoutes test_routes(std::atomic<int> *calls = nullptr) {
   HttpRoutes routes;
@@ -103,103 +99,6 @@ TEST(HttpRoute, NoRoutes) { EXPECT_EQ(route("GET", "/metrics", {}).status, 404);
 
 // ---------------------------------------------------------------------------------------------
 // A real server on 127.0.0.1
-
-// civetweb cannot listen on port 0: find a port the kernel considers free, then release it.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return -1;
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const std::string &data) {
-  std::size_t sent = 0;
-  while (sent < data.size()) {
-    const auto n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0)
-      return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Reads until the peer closes, an error or timeout.
-std::string read_all(int fd) {
-  std::string out;
-  char buffer[4096];
-  while (true) {
-    const auto n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0)
-      break;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
-// One request with "Connection: close"; the whole response.
-std::optional<std::string> http_exchange(int port, const std::string &request) {
-  const int fd = connect_to(port);
-  if (fd < 0)
-    return std::nullopt;
-  const bool sent = send_all(fd, request);
-  std::string response = read_all(fd);
-  ::close(fd);
-  if (!sent && response.empty())
-    return std::nullopt;
-  return response;
-}
-
-std::string get(const std::string &path, const std::string &method = "GET") {
-  return method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-}
-
-std::string status_line(const std::string &response) {
-  return response.substr(0, response.find("\r\n"));
-}
-
-std::string header(const std::string &response, const std::string &name) {
-  const auto head_end = response.find("\r\n\r\n");
-  const std::string head = response.substr(0, head_end);
-  const std::string key = "\r\n" + name + ": ";
-  const auto at = head.find(key);
-  if (at == std::string::npos)
-    return "<absent>";
-  const auto start = at + key.size();
-  return head.substr(start, head.find("\r\n", start) - start);
-}
-
-std::string body(const std::string &response) {
-  const auto head_end = response.find("\r\n\r\n");
-  return head_end == std::string::npos ? "" : response.substr(head_end + 4);
-}
 
 // One server for the whole suite: stopping a civetweb server takes about two seconds.
 class HttpServerTest : public ::testing::Test {
@@ -307,12 +206,11 @@ TEST_F(HttpServerTest, OversizedRequestLineIsRefused) {
 }
 
 TEST_F(HttpServerTest, KeepAliveServesTwoRequests) {
-  const int fd = connect_to(port_);
-  ASSERT_GE(fd, 0);
+  const Socket socket = connect_to(port_);
+  ASSERT_TRUE(socket.valid());
   const std::string keep = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_TRUE(send_all(fd, keep + get("/kernels")));
-  const std::string both = read_all(fd);
-  ::close(fd);
+  ASSERT_TRUE(send_all(socket, keep + get("/kernels")));
+  const std::string both = read_all(socket);
   EXPECT_EQ(both.find("HTTP/1.1 200 OK"), 0u);
   EXPECT_NE(both.find("up 1\n"), std::string::npos);
   EXPECT_NE(both.find("{\"k\":1}"), std::string::npos);
@@ -353,10 +251,7 @@ TEST(HttpServer, StopsListeningWhenDestroyed) {
     HttpServer server("127.0.0.1:" + std::to_string(port), test_routes());
     ASSERT_TRUE(http_exchange(port, get("/metrics")).has_value());
   }
-  const int fd = connect_to(port);
-  EXPECT_LT(fd, 0) << "port still accepting after the server was destroyed";
-  if (fd >= 0)
-    ::close(fd);
+  EXPECT_FALSE(connect_to(port).valid()) << "port still accepting after the server was destroyed";
   // And the port can be used again.
   HttpServer again("127.0.0.1:" + std::to_string(port), test_routes());
   const auto response = http_exchange(port, get("/metrics"));

@@ -24,6 +24,27 @@ TEST(ParseMapsLine, FileBackedMapping) {
   EXPECT_FALSE(entry->deleted);
 }
 
+TEST(ParseMapsLine, AddressRangeIsParsed) {
+  const auto entry = parse_maps_line(
+      "7f3a1c000000-7f3a1c200000 r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1 (deleted)");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->start, 0x7f3a1c000000u);
+  EXPECT_EQ(entry->end, 0x7f3a1c200000u);
+  const auto low = parse_maps_line("00400000-00401000 r--p 00000000 103:0a 42 /bin/true");
+  ASSERT_TRUE(low.has_value());
+  EXPECT_EQ(low->start, 0x400000u);
+  EXPECT_EQ(low->end, 0x401000u);
+}
+
+TEST(ParseMapsLine, MalformedAddressRangeIsRejected) {
+  for (const char *line :
+       {"7f3a1c000000 r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1",
+        "-7f3a1c200000 r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1",
+        "7f3a1c000000- r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1",
+        "7f3a1cz00000-7f3a1c200000 r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1"})
+    EXPECT_FALSE(parse_maps_line(line).has_value()) << line;
+}
+
 TEST(ParseMapsLine, DeviceNumbersAreHex) {
   const auto entry = parse_maps_line("00400000-00401000 r--p 00000000 103:0a 42 /bin/true");
   ASSERT_TRUE(entry.has_value());

@@ -1,0 +1,27 @@
+#pragma once
+// Which container a process runs in, read from its /proc/<pid>/cgroup text. Pure: no I/O.
+#include <string>
+#include <string_view>
+
+namespace neutracer {
+
+struct ContainerIdentity {
+  std::string id;      // 64 hex digits; empty outside a container
+  std::string runtime; // docker, containerd, cri-o, podman, or "" when the path does not say
+  std::string pod_uid; // Kubernetes pod uid with dashes, or ""
+  bool operator==(const ContainerIdentity &) const = default;
+};
+
+// 64 lower-case hex digits, as docker, containerd, CRI-O and podman name containers.
+bool is_container_id(std::string_view text);
+
+// A Kubernetes pod uid: a UUID with dashes, or 32 hex digits (static pods' manifest hash).
+bool is_pod_uid(std::string_view text);
+
+// Understands cgroup v1 (one line per hierarchy) and v2 ("0::/path") files of docker (cgroupfs
+// and systemd drivers), containerd (Kubernetes with either driver, nerdctl), CRI-O and podman
+// (rootful and rootless). conmon's scopes are not containers. Nested containers give the
+// innermost. Anything else with a 64-hex path component gives the id alone.
+ContainerIdentity container_identity_from_cgroup(std::string_view cgroup_text);
+
+} // namespace neutracer

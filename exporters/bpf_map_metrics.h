@@ -1,0 +1,20 @@
+#pragma once
+// Occupancy of the daemon's BPF maps: how close each is to dropping entries.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "exporters/exposition.h"
+
+namespace neutracer {
+
+struct BpfMapOccupancy {
+  std::string map; // the label, as in neutracer_bpf_map_update_errors_total
+  std::size_t entries = 0;
+  std::size_t max_entries = 0;
+};
+
+// neutracer_bpf_map_entries{map} and neutracer_bpf_map_max_entries{map}.
+std::vector<MetricFamily> bpf_map_families(const std::vector<BpfMapOccupancy> &maps);
+
+} // namespace neutracer

@@ -1,0 +1,16 @@
+#pragma once
+// neutracer_container_info: what is known about each container with a traced process. Pure.
+#include "daemon/container_info.h"
+#include "daemon/cuda_state.h"
+#include "exporters/exposition.h"
+
+namespace neutracer {
+
+// container, runtime, pod_uid, namespace, pod, container_name; unknown ones left out. Also the
+// container fields of /api/v1/processes.
+Labels container_info_labels(const ContainerInfo &container);
+
+// One sample (value 1) per distinct container id among the traced processes, by id.
+MetricFamily container_info_family(const CudaState &state);
+
+} // namespace neutracer

@@ -1,0 +1,15 @@
+#pragma once
+// Turns an NVML sample into metric families (neutracer_gpu_*, neutracer_nvml_*). Pure.
+#include <vector>
+
+#include "daemon/nvml_sample.h"
+#include "exporters/exposition.h"
+
+namespace neutracer {
+
+// Nothing when NVML is not in use (disabled or not installed). Otherwise every family, in a
+// fixed order, with HELP and TYPE even when empty; a device's series exist only for the
+// values NVML gave.
+std::vector<MetricFamily> nvml_families(const NvmlSnapshot &snapshot);
+
+} // namespace neutracer

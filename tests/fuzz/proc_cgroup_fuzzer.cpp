@@ -1,0 +1,26 @@
+// Fuzzes the container id extraction from /proc/<pid>/cgroup. Cgroup names are chosen by
+// whoever creates the cgroup (container runtimes, users with delegated cgroups).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "daemon/proc_parsers.h"
+#include "tests/fuzz/fuzz_check.h"
+
+using neutracer::fuzz::require;
+
+namespace {
+
+bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char *>(data), size);
+  const auto id = neutracer::container_id_from_cgroup(text);
+  require(id.empty() || id.size() == 64, "an id has 64 characters");
+  for (const char c : id)
+    require(is_lower_hex(c), "an id is lower-case hex");
+  require(id.empty() || text.find(id) != std::string_view::npos, "the id is in the text");
+  return 0;
+}

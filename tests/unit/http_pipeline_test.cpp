@@ -1,0 +1,166 @@
+// RequestPipeline without sockets: the order of checks and what each refusal looks like.
+#include "exporters/request_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "exporters/basic_auth.h"
+#include "exporters/bcrypt.h"
+
+namespace neutracer {
+namespace {
+
+struct PipelineTest : ::testing::Test {
+  HttpRoutes routes() {
+    HttpRoutes routes;
+    routes["/metrics"] = [this](const std::string &) {
+      ++handler_calls;
+      return HttpResponse{200, "text/plain", "up 1\n", {}};
+    };
+    routes["/healthz"] = [](const std::string &) {
+      return HttpResponse{200, "text/plain", "ok\n", {}};
+    };
+    routes["/fail"] = [](const std::string &) -> HttpResponse { throw std::runtime_error("boom"); };
+    return routes;
+  }
+
+  std::unique_ptr<RequestPipeline> pipeline(std::uint32_t limit, bool with_auth) {
+    std::unique_ptr<BasicAuthenticator> authenticator;
+    if (with_auth)
+      authenticator = std::make_unique<BasicAuthenticator>(
+          std::map<std::string, std::string>{{"prometheus", bcrypt_hash("pw", 4)}});
+    return std::make_unique<RequestPipeline>(routes(), limit, std::move(authenticator),
+                                             std::set<std::string>{"/healthz"}, rejections);
+  }
+
+  static HttpRequest request(std::string path, std::string method = "GET") {
+    HttpRequest request;
+    request.method = std::move(method);
+    request.raw_path = std::move(path);
+    return request;
+  }
+
+  static HttpResponse serve(RequestPipeline &pipeline, const HttpRequest &request) {
+    HttpResponse out{0, "", "", {}};
+    int sends = 0;
+    pipeline.serve(request, [&](const HttpResponse &response) {
+      out = response;
+      ++sends;
+    });
+    EXPECT_EQ(sends, 1);
+    return out;
+  }
+
+  std::uint64_t rejected(RejectionReason reason) const { return rejections->value(reason); }
+
+  std::shared_ptr<HttpRejectionCounters> rejections = std::make_shared<HttpRejectionCounters>();
+  std::atomic<int> handler_calls = 0;
+};
+
+TEST_F(PipelineTest, ServesARoute) {
+  auto open = pipeline(4, false);
+  const auto response = serve(*open, request("/metrics"));
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.body, "up 1\n");
+  EXPECT_EQ(handler_calls, 1);
+  EXPECT_EQ(serve(*open, request("/nope")).status, 404);
+  EXPECT_EQ(serve(*open, request("/metrics", "DELETE")).status, 405);
+  for (RejectionReason reason : kRejectionReasons)
+    EXPECT_EQ(rejected(reason), 0u) << "404 and 405 are answers, not refusals";
+}
+
+TEST_F(PipelineTest, BadPathsAndBodiesAre400BeforeAnythingElse) {
+  auto guarded = pipeline(4, true);
+  auto dotted = request("/a/../metrics");
+  const auto response = serve(*guarded, dotted);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(response.body.find("'..'"), std::string::npos) << response.body;
+  auto with_body = request("/metrics");
+  with_body.content_length = 5;
+  EXPECT_EQ(serve(*guarded, with_body).status, 400);
+  auto chunked = request("/metrics");
+  chunked.has_transfer_encoding = true;
+  EXPECT_EQ(serve(*guarded, chunked).status, 400);
+  EXPECT_EQ(serve(*guarded, request("/metrics%00")).status, 400);
+  EXPECT_EQ(rejected(RejectionReason::bad_request), 4u);
+  EXPECT_EQ(rejected(RejectionReason::unauthorized), 0u);
+  EXPECT_EQ(handler_calls, 0);
+}
+
+TEST_F(PipelineTest, OversizedHeadIs431) {
+  auto guarded = pipeline(4, true);
+  auto large = request("/metrics");
+  large.head_bytes = 20000;
+  const auto response = serve(*guarded, large);
+  EXPECT_EQ(response.status, 431);
+  EXPECT_NE(response.body.find("too large"), std::string::npos);
+  auto crowded = request("/metrics");
+  crowded.header_count = 64;
+  EXPECT_EQ(serve(*guarded, crowded).status, 431);
+  EXPECT_EQ(rejected(RejectionReason::too_large), 2u);
+  EXPECT_EQ(rejected(RejectionReason::unauthorized), 0u);
+}
+
+TEST_F(PipelineTest, OverTheLimitIs503WhileOthersRun) {
+  auto limited = pipeline(1, false);
+  HttpResponse inner{0, "", "", {}};
+  // The outer request holds the only slot while its response is being sent.
+  const auto outer = request("/metrics");
+  limited->serve(outer,
+                 [&](const HttpResponse &) { inner = serve(*limited, request("/metrics")); });
+  EXPECT_EQ(inner.status, 503);
+  EXPECT_EQ(rejected(RejectionReason::concurrency), 1u);
+  EXPECT_EQ(handler_calls, 1) << "the refused request never reached its handler";
+  // The slot is free again afterwards.
+  EXPECT_EQ(serve(*limited, request("/metrics")).status, 200);
+}
+
+TEST_F(PipelineTest, AuthenticationGuardsAllButPublicPaths) {
+  auto guarded = pipeline(4, true);
+  const auto refused = serve(*guarded, request("/metrics"));
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.headers.at("WWW-Authenticate"), "Basic realm=\"neutracerd\"");
+  // Unknown paths too: an unauthenticated client learns nothing about what exists.
+  EXPECT_EQ(serve(*guarded, request("/nope")).status, 401);
+  EXPECT_EQ(handler_calls, 0);
+
+  auto wrong = request("/metrics");
+  wrong.authorization = "Basic cHJvbWV0aGV1czpub3Bl"; // prometheus:nope
+  const auto wrong_response = serve(*guarded, wrong);
+  auto unknown = request("/metrics");
+  unknown.authorization = "Basic bm9ib2R5OnB3"; // nobody:pw
+  const auto unknown_response = serve(*guarded, unknown);
+  // Wrong password and unknown user look the same.
+  EXPECT_EQ(wrong_response.status, 401);
+  EXPECT_EQ(wrong_response.body, unknown_response.body);
+  EXPECT_EQ(wrong_response.headers, unknown_response.headers);
+  EXPECT_EQ(rejected(RejectionReason::unauthorized), 4u);
+
+  auto good = request("/metrics");
+  good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw
+  EXPECT_EQ(serve(*guarded, good).status, 200);
+  EXPECT_EQ(handler_calls, 1);
+
+  EXPECT_EQ(serve(*guarded, request("/healthz")).status, 200);
+  EXPECT_EQ(rejected(RejectionReason::unauthorized), 4u);
+}
+
+TEST_F(PipelineTest, HandlerExceptionIs500) {
+  auto open = pipeline(1, false);
+  const auto response = serve(*open, request("/fail"));
+  EXPECT_EQ(response.status, 500);
+  EXPECT_EQ(response.body, "internal error\n");
+  EXPECT_EQ(serve(*open, request("/metrics")).status, 200) << "the slot was released";
+}
+
+TEST_F(PipelineTest, KeepsItsOwnCountersWhenGivenNone) {
+  RequestPipeline pipeline(routes(), 1, nullptr, {}, nullptr);
+  serve(pipeline, request("/.."));
+  EXPECT_EQ(pipeline.rejections().value(RejectionReason::bad_request), 1u);
+}
+
+} // namespace
+} // namespace neutracer
