@@ -18,6 +18,11 @@ daemon=$(realpath "$1")
 scenario=$(realpath "$2")
 unit=$3
 work=$(mktemp -d)
+# The sandbox hides /home, /root, /tmp and /var/tmp, where a build tree may lie: run an installed
+# copy, as the unit runs /usr/sbin/neutracerd.
+installed=$(mktemp -d /var/lib/neutracer-sandbox-test.XXXXXX)
+cp "$daemon" "$installed/neutracerd"
+daemon=$installed/neutracerd
 daemon_pid=
 scenario_pid=
 notify_pid=
@@ -26,7 +31,7 @@ cleanup() {
   [ -n "$scenario_pid" ] && kill "$scenario_pid" 2>/dev/null
   [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
   wait 2>/dev/null
-  rm -rf "$work"
+  rm -rf "$work" "$installed"
 }
 trap cleanup EXIT
 failures=0
