@@ -73,31 +73,11 @@ cc -O2 -Wall -o "$work/map_count" "$HERE/map_count.c" -lbpf
 : > "$work/exited.pids"
 
 # --- helpers ----------------------------------------------------------------------------------
-status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l; }
-cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-scrape() { curl -sf --max-time 10 "$URL/metrics"; }
-value() { awk -v n="$1" '$1 == n {print $2; exit}' "$2"; }
+. "$HERE/churn_lib.sh"
 sum_metric() { awk -v m="$1" 'index($0, m) == 1 && (substr($0, length(m) + 1, 1) ~ /[ {]/) {s += $NF} END {printf "%d\n", s}' "$2"; }
-healthz_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz" || true; }
-daemon_up() {
-  kill -0 "$daemon_pid" 2>/dev/null || { echo "daemon exited:" >&2; tail -20 "$work/daemon.log" >&2; exit 1; }
-  [ "$(healthz_code)" = 200 ]
-}
-wait_until() { # TIMEOUT_S COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
-    sleep 0.5
-  done
-}
 # Per-process series in a scrape: "SAMPLES PIDS" (samples with a pid label, distinct pids).
 pid_series() {
   { grep -o 'pid="[0-9]*"' "$1" || true; } | sort | uniq -c | awk '{s += $1; n++} END {printf "%d %d\n", s, n}'
-}
-# Samples whose pid is one of the exited churn processes.
-churn_series() {
-  { grep -o 'pid="[0-9]*"' "$1" || true; } | tr -dc '0-9\n' | sort -u | comm -12 - <(sort -u "$work/exited.pids") | wc -l
 }
 no_churn_series() { scrape > "$work/check.txt" && [ "$(churn_series "$work/check.txt")" = 0 ]; }
 libs_at() { scrape > "$work/check.txt" && [ "$(value neutracer_attached_libraries "$work/check.txt")" = "$1" ]; }
