@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "call_event.h"
+
 #include <array>
 #include <cmath>
 #include <initializer_list>
@@ -31,22 +33,11 @@ CudaState::Settings settings(std::uint32_t max_kernels = 50, double window = 10)
 nt_call_event call(nt_api api, std::initializer_list<std::uint64_t> args = {},
                    std::initializer_list<std::uint64_t> out = {}, std::uint32_t result = 0,
                    std::uint32_t tgid = kPid, std::uint64_t start_ticks = kStartTicks) {
-  nt_call_event e{};
-  e.kind = NT_EVENT_CALL;
-  e.api = api;
-  e.tgid = tgid;
-  e.tid = tgid + 1;
   // Anywhere inside the tick maps to the same process.
-  e.proc_start_ns = start_ticks * kNsPerTick + 1234;
+  auto e = test::call_event(api, tgid, start_ticks * kNsPerTick + 1234, args, out, result);
+  e.tid = tgid + 1;
   e.enter_ns = 1'000'000;
   e.exit_ns = 2'000'000;
-  e.result = result;
-  std::size_t i = 0;
-  for (const auto a : args)
-    e.args[i++] = a;
-  i = 0;
-  for (const auto o : out)
-    e.out[i++] = o;
   return e;
 }
 
