@@ -2,7 +2,7 @@
 /*
  * Kernel launches: one entry uprobe per launch, counted in the kernel per
  * (process, function handle). No return probe and no ring-buffer traffic on
- * this path: launches are the hottest calls of a CUDA program (DESIGN §2).
+ * this path: launches are the hottest calls of a CUDA program (docs/architecture.md).
  */
 #include "common.bpf.h"
 

@@ -4,7 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "exporters/basic_auth.h"
+#include "http/basic_auth.h"
 
 #include <array>
 #include <cstdint>

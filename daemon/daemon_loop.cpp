@@ -9,8 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "daemon/host_gpus.h"
-#include "daemon/proc_parsers.h"
+#include "gpus/host_gpus.h"
+#include "common/proc_parsers.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"

@@ -12,8 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "daemon/bpf_errors.h"
-#include "daemon/unique_fd.h"
+#include "common/bpf_errors.h"
+#include "common/unique_fd.h"
 
 namespace neutracer {
 namespace {

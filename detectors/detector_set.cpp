@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "config/config.h"
-#include "daemon/cuda_api_table.h"
-#include "daemon/cuda_state.h"
-#include "daemon/human_bytes.h"
+#include "cuda/cuda_api_table.h"
+#include "cuda/cuda_state.h"
+#include "common/human_bytes.h"
 
 namespace neutracer {
 namespace {

@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/cuda_discovery.h"
+#include "cuda/cuda_discovery.h"
 #include "detectors/alert_gate.h"
 #include "detectors/hang_detector.h"
 #include "detectors/leak_detector.h"
-#include "detectors/memory_change.h"
+#include "cuda/memory_change.h"
 #include "detectors/oom_classifier.h"
 
 namespace neutracer {

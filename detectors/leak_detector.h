@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "detectors/memory_change.h"
+#include "cuda/memory_change.h"
 
 namespace neutracer {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cuda_api_table.h"
+#include "cuda/cuda_api_table.h"
 #include "exporters/container_metrics.h"
 
 namespace neutracer {

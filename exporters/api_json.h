@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "daemon/cuda_state.h"
+#include "cuda/cuda_state.h"
 #include "detectors/detector_set.h"
 
 namespace neutracer {

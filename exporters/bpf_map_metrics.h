@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -1,8 +1,8 @@
 #pragma once
 // neutracer_container_info: what is known about each container with a traced process. Pure.
-#include "daemon/container_info.h"
-#include "daemon/cuda_state.h"
-#include "exporters/exposition.h"
+#include "containers/container_info.h"
+#include "cuda/cuda_state.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/cuda_state.h"
-#include "exporters/exposition.h"
+#include "cuda/cuda_state.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "detectors/detector_set.h"
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -2,7 +2,7 @@
 // JSON view of kernel names per process: the full demangled names behind the short labels.
 #include <string>
 
-#include "daemon/cuda_state.h"
+#include "cuda/cuda_state.h"
 
 namespace neutracer {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "daemon/human_bytes.h"
+#include "common/human_bytes.h"
 
 namespace neutracer {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "daemon/memory_timeline.h"
+#include "cuda/memory_timeline.h"
 
 namespace neutracer {
 

@@ -1,20 +1,13 @@
 #pragma once
-// Small builders shared by the exporters that turn state into metric families.
+// The labels shared by the exporters' per-process series.
 #include <string>
 #include <utility>
 
-#include "daemon/cuda_discovery.h"
-#include "exporters/exposition.h"
+#include "common/process_id.h"
+#include "containers/container_info.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
-
-inline MetricFamily family(std::string name, std::string help, MetricType type) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = type;
-  return f;
-}
 
 // The labels every per-process series carries: pid, comm and, inside a container, container
 // (the id); namespace and pod where the kubelet's log names resolved them.
@@ -27,11 +20,6 @@ inline Labels process_labels(const ProcessId &id, const std::string &comm,
     labels.emplace_back("namespace", container.pod.namespace_name);
   if (!container.pod.pod.empty())
     labels.emplace_back("pod", container.pod.pod);
-  return labels;
-}
-
-inline Labels with(Labels labels, std::string name, std::string value) {
-  labels.emplace_back(std::move(name), std::move(value));
   return labels;
 }
 

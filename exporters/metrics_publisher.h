@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/memory_timeline.h"
-#include "exporters/exposition.h"
+#include "cuda/memory_timeline.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -10,19 +10,6 @@ namespace {
 
 constexpr double kNsPerSecond = 1e9;
 
-MetricFamily family(std::string name, std::string help, MetricType type) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = type;
-  return f;
-}
-
-Labels with(Labels labels, std::string name, std::string value) {
-  labels.emplace_back(std::move(name), std::move(value));
-  return labels;
-}
-
 // One sample per process that has the source; `value` returns nullopt to skip a process.
 template <typename Source>
 MetricFamily

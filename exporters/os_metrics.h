@@ -3,9 +3,9 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/os_sampler.h"
-#include "daemon/os_tracer.h"
-#include "exporters/exposition.h"
+#include "os/os_sampler.h"
+#include "os/os_tracer.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

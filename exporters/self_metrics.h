@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 

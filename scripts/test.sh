@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+NEUTRACER_WERROR=ON scripts/build.sh # CI: warnings are errors
 promtool check metrics < tests/fixtures/golden/cuda_metrics.prom
 cd build
 # Unit tests run in parallel; privileged ones are RUN_SERIAL (they share the kernel's uprobes).

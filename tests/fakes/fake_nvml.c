@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/nvml_abi.h"
+#include "nvml/nvml_abi.h"
 
 #ifndef FAKE_NVML_PROCESS_SYMBOL_V3
 #define FAKE_NVML_PROCESS_SYMBOL_V3 1

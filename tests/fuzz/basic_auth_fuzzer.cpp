@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "exporters/base64.h"
-#include "exporters/basic_auth.h"
+#include "http/base64.h"
+#include "http/basic_auth.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

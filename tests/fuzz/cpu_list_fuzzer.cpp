@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/os_proc_parsers.h"
+#include "os/os_proc_parsers.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/cuda_state.h"
-#include "daemon/event_decoder.h"
+#include "cuda/cuda_state.h"
+#include "cuda/event_decoder.h"
 #include "exporters/cuda_metrics.h"
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 #include "tests/fuzz/exposition_check.h"
 
 using neutracer::fuzz::require;

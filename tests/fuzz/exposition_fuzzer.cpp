@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 #include "tests/fuzz/exposition_check.h"
 
 using neutracer::fuzz::is_valid_utf8;

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "exporters/http_server.h"
-#include "exporters/request_validation.h"
+#include "http/http_server.h"
+#include "http/request_validation.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

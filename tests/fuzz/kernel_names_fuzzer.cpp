@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/kernel_names.h"
+#include "cuda/kernel_names.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

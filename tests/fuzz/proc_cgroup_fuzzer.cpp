@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/proc_parsers.h"
+#include "containers/container_identity.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;
@@ -17,7 +17,7 @@ bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= '
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char *>(data), size);
-  const auto id = neutracer::container_id_from_cgroup(text);
+  const auto id = neutracer::container_identity_from_cgroup(text).id;
   require(id.empty() || id.size() == 64, "an id has 64 characters");
   for (const char c : id)
     require(is_lower_hex(c), "an id is lower-case hex");

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/proc_parsers.h"
+#include "common/proc_parsers.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

@@ -1,4 +1,4 @@
-#include "exporters/basic_auth.h"
+#include "http/basic_auth.h"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include "exporters/base64.h"
-#include "exporters/basic_authenticator.h"
-#include "exporters/bcrypt.h"
-#include "exporters/credential_cache.h"
-#include "exporters/sha256.h"
+#include "http/base64.h"
+#include "http/basic_authenticator.h"
+#include "http/bcrypt.h"
+#include "http/credential_cache.h"
+#include "http/sha256.h"
 
 namespace neutracer {
 namespace {

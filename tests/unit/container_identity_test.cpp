@@ -1,6 +1,6 @@
 // Container identity from /proc/<pid>/cgroup: one fixture file per runtime layout
 // (tests/fixtures/cgroup/), then edge cases inline.
-#include "daemon/container_identity.h"
+#include "containers/container_identity.h"
 
 #include <fstream>
 #include <gtest/gtest.h>

@@ -32,7 +32,7 @@ const ProcessId kDockerJob{12, 102};
 const ProcessId kHostJob{13, 103};
 
 CudaState state_with_four_processes() {
-  CudaState state({50, 10, 100});
+  CudaState state({50, 10, 100, {}});
   DiscoveryResult discovery;
   discovery.processes.push_back({kTrainer, "python3", "/usr/bin/python3", kInPod, {}});
   discovery.processes.push_back({kTrainerWorker, "pt_worker", "/usr/bin/python3", kInPod, {}});
@@ -91,7 +91,7 @@ TEST(ContainerLabels, InfoMetricHasOneSeriesPerContainer) {
 }
 
 TEST(ContainerLabels, InfoMetricIsEmptyWithoutContainers) {
-  CudaState state({50, 10, 100});
+  CudaState state({50, 10, 100, {}});
   DiscoveryResult discovery;
   discovery.processes.push_back({kHostJob, "bench", "/opt/bench", {}, {}});
   state.update_processes(discovery, [](const ProcessId &) { return true; });

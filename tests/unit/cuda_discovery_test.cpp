@@ -1,5 +1,5 @@
-#include "daemon/cuda_discovery.h"
-#include "daemon/procfs.h"
+#include "cuda/cuda_discovery.h"
+#include "common/procfs.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #include "exporters/cuda_metrics.h"
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 #include <gtest/gtest.h>
 

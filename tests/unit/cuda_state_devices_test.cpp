@@ -1,6 +1,6 @@
 // Which GPU each allocation, copy and launch belongs to: contexts bound to devices by
 // primary-context retains and creations, joined with the calling thread's current context.
-#include "daemon/cuda_state.h"
+#include "cuda/cuda_state.h"
 
 #include "call_event.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/cuda_state.h"
+#include "cuda/cuda_state.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "config/config.h"
-#include "daemon/cuda_state.h"
+#include "cuda/cuda_state.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/detector_metrics.h"
@@ -42,7 +42,7 @@ nt_call_event memory_call(nt_api api, std::uint64_t time_ns, std::uint64_t addre
 
 class DetectorSetTest : public ::testing::Test {
 protected:
-  DetectorSetTest() : state_({50, 10, 100}), detectors_(settings()) {
+  DetectorSetTest() : state_({50, 10, 100, {}}), detectors_(settings()) {
     DiscoveryResult discovery;
     discovery.processes.push_back({kId, "train.py", "/usr/bin/python3", {}, {}});
     state_.update_processes(discovery, [](const ProcessId &) { return true; });

@@ -1,4 +1,4 @@
-#include "daemon/elf_symbols.h"
+#include "cuda/elf_symbols.h"
 
 #include <gtest/gtest.h>
 

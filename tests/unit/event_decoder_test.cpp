@@ -1,4 +1,4 @@
-#include "daemon/event_decoder.h"
+#include "cuda/event_decoder.h"
 
 #include <gtest/gtest.h>
 

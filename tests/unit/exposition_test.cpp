@@ -1,4 +1,4 @@
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 #include <gtest/gtest.h>
 

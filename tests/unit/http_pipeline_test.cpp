@@ -1,5 +1,5 @@
 // RequestPipeline without sockets: the order of checks and what each refusal looks like.
-#include "exporters/request_pipeline.h"
+#include "http/request_pipeline.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "exporters/basic_auth.h"
-#include "exporters/bcrypt.h"
+#include "http/basic_auth.h"
+#include "http/bcrypt.h"
 
 namespace neutracer {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "exporters/concurrency_limiter.h"
-#include "exporters/http_rejections.h"
-#include "exporters/request_validation.h"
+#include "http/concurrency_limiter.h"
+#include "http/http_rejections.h"
+#include "http/request_validation.h"
 
 namespace neutracer {
 namespace {

@@ -1,4 +1,4 @@
-#include "exporters/http_server.h"
+#include "http/http_server.h"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "exporters/bcrypt.h"
-#include "exporters/http_rejections.h"
-#include "exporters/http_server.h"
+#include "http/bcrypt.h"
+#include "http/http_rejections.h"
+#include "http/http_server.h"
 #include "http_test_client.h"
 
 namespace neutracer {

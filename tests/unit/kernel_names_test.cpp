@@ -1,4 +1,4 @@
-#include "daemon/kernel_names.h"
+#include "cuda/kernel_names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Kubernetes names from the kubelet's log file names: the pure parsers, the index, the reader
 // over a directory tree built here, the re-listing policy, and the `kubernetes:` config section.
-#include "daemon/kubernetes_pods.h"
+#include "containers/kubernetes_pods.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "cuda/cuda_discovery.h"
 
 namespace neutracer {
 namespace {
@@ -42,7 +43,7 @@ TEST(ContainerLogName, DashesAndDotsInNames) {
 
 TEST(ContainerLogName, RejectsOtherNames) {
   const std::string id = kId;
-  for (const std::string name : {
+  for (const std::string &name : {
            std::string("trainer-0_ml_pytorch-") + id,                    // no .log
            std::string("trainer-0_ml_pytorch-") + id + ".log.1",         // rotated file
            std::string("trainer-0_ml_pytorch") + id + ".log",            // no dash before the id
@@ -75,7 +76,7 @@ TEST(PodLogDirectory, ParsesNamespacePodAndUid) {
 }
 
 TEST(PodLogDirectory, RejectsOtherNames) {
-  for (const std::string name : {
+  for (const std::string &name : {
            std::string("ml_trainer-0"),
            std::string("ml_trainer-0_not-a-uid"),
            std::string("ml_trainer-0_") + kUid + "_x",

@@ -1,4 +1,4 @@
-#include "daemon/memory_timeline.h"
+#include "cuda/memory_timeline.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/nvml_device_lookup.h"
+#include "nvml/nvml_device_lookup.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // NvmlLibrary and NvmlSampler over fake libnvidia-ml builds (tests/fakes/fake_nvml.c): the
 // dlopen path, symbol versions, struct layouts and argument constants end to end.
-#include "daemon/nvml_library.h"
+#include "nvml/nvml_library.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/nvml_sampler.h"
+#include "nvml/nvml_sampler.h"
 #include "exporters/nvml_metrics.h"
 #include "metric_lookup.h"
 

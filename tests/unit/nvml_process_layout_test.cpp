@@ -1,4 +1,4 @@
-#include "daemon/nvml_process_layout.h"
+#include "nvml/nvml_process_layout.h"
 
 #include <gtest/gtest.h>
 

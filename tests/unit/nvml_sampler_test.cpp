@@ -1,4 +1,4 @@
-#include "daemon/nvml_sampler.h"
+#include "nvml/nvml_sampler.h"
 
 #include <gtest/gtest.h>
 

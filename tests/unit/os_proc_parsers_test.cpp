@@ -1,4 +1,4 @@
-#include "daemon/os_proc_parsers.h"
+#include "os/os_proc_parsers.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/os_sampler.h"
+#include "os/os_sampler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-#include "daemon/proc_parsers.h"
+#include "common/proc_parsers.h"
+#include "containers/container_identity.h"
 
 #include <gtest/gtest.h>
 
@@ -304,7 +305,11 @@ TEST(ParseProcStat, MalformedFieldsAreRejected) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// container_id_from_cgroup
+// container ids from /proc/<pid>/cgroup
+
+std::string container_id_from_cgroup(std::string_view cgroup_text) {
+  return container_identity_from_cgroup(cgroup_text).id;
+}
 
 constexpr const char *kId = "3f4e9c1d2b7a8e6f5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e";
 constexpr const char *kId2 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

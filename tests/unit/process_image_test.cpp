@@ -1,5 +1,5 @@
 // ProcessImage on real child processes (no root needed: they are ours).
-#include "daemon/process_image.h"
+#include "common/process_image.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "daemon/cuda_tracer.h"
+#include "cuda/cuda_tracer.h"
 
 namespace neutracer {
 namespace {

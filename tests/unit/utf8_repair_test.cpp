@@ -1,4 +1,4 @@
-#include "exporters/utf8_repair.h"
+#include "exposition/utf8_repair.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/exposition.h"
+#include "exposition/exposition.h"
 
 namespace neutracer {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 const std::string kReplacement = "\xef\xbf\xbd";
 
 TEST(Utf8Repair, ValidTextIsUnchanged) {
-  for (const std::string text :
+  for (const std::string &text :
        std::vector<std::string>{"", "python3", "caf\xc3\xa9", "\xe2\x82\xac 5", "\xf0\x9f\x9a\x80",
                                 "\xf4\x8f\xbf\xbf", std::string("nul\0inside", 10)}) {
     EXPECT_TRUE(is_valid_utf8(text)) << text;
@@ -32,7 +32,7 @@ TEST(Utf8Repair, EachByteThatStartsNoValidSequenceIsReplaced) {
 }
 
 TEST(Utf8Repair, OverlongSurrogateAndOutOfRangeFormsAreInvalid) {
-  for (const std::string text :
+  for (const std::string &text :
        std::vector<std::string>{"\xc0\xaf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
                                 "\xf4\x90\x80\x80", "\xf5\x80\x80\x80"}) {
     EXPECT_FALSE(is_valid_utf8(text));
@@ -54,7 +54,9 @@ TEST(Utf8Repair, AsValidUtf8CopiesOnlyInvalidText) {
 TEST(Utf8Repair, ExpositionRepairsLabelValuesAndHelp) {
   MetricFamily family{.name = "neutracer_cuda_kernel_launches_total",
                       .help = "launches \xff",
-                      .type = MetricType::counter};
+                      .type = MetricType::counter,
+                      .samples = {},
+                      .histograms = {}};
   family.samples.push_back({{{"comm", "a\\b\"\xff\xff"}, {"kernel", "k\xc3"}}, 1});
   std::ostringstream out;
   render_text({family}, out);

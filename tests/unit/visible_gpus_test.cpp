@@ -1,5 +1,5 @@
-#include "daemon/host_gpus.h"
-#include "daemon/visible_gpus.h"
+#include "gpus/host_gpus.h"
+#include "gpus/visible_gpus.h"
 
 #include <gtest/gtest.h>
 

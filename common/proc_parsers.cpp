@@ -1,0 +1,130 @@
+#include "common/proc_parsers.h"
+
+#include <charconv>
+#include <sys/sysmacros.h>
+#include <vector>
+
+
+namespace neutracer {
+namespace {
+
+// Splits off the next space-separated field, skipping leading spaces.
+std::string_view next_field(std::string_view &rest) {
+  const auto start = rest.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    rest = {};
+    return {};
+  }
+  rest.remove_prefix(start);
+  const auto end = rest.find(' ');
+  const auto field = rest.substr(0, end);
+  rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  return field;
+}
+
+template <typename T> std::optional<T> parse_number(std::string_view text, int base = 10) {
+  T value{};
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+std::optional<MapsEntry> parse_maps_line(std::string_view line) {
+  // address perms offset dev inode [path]
+  std::string_view rest = line;
+  const auto range = next_field(rest);
+  if (next_field(rest).empty() || next_field(rest).empty())
+    return std::nullopt;
+  const auto dash = range.find('-');
+  const auto start = parse_number<std::uint64_t>(range.substr(0, dash), 16);
+  const auto end = dash == std::string_view::npos
+                       ? std::nullopt
+                       : parse_number<std::uint64_t>(range.substr(dash + 1), 16);
+  if (!start || !end)
+    return std::nullopt;
+  const auto dev = next_field(rest);
+  const auto inode_text = next_field(rest);
+  const auto colon = dev.find(':');
+  if (colon == std::string_view::npos)
+    return std::nullopt;
+  const auto major = parse_number<unsigned>(dev.substr(0, colon), 16);
+  const auto minor = parse_number<unsigned>(dev.substr(colon + 1), 16);
+  const auto inode = parse_number<std::uint64_t>(inode_text);
+  if (!major || !minor || !inode)
+    return std::nullopt;
+  const auto path_start = rest.find_first_not_of(' ');
+  if (path_start == std::string_view::npos || *inode == 0)
+    return std::nullopt;
+  std::string_view path = rest.substr(path_start);
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r'))
+    path.remove_suffix(1);
+  MapsEntry entry;
+  entry.start = *start;
+  entry.end = *end;
+  entry.dev = makedev(*major, *minor);
+  entry.inode = *inode;
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (path.ends_with(kDeleted)) {
+    entry.deleted = true;
+    path.remove_suffix(kDeleted.size());
+  }
+  entry.path = std::string(path);
+  return entry;
+}
+
+bool is_cuda_driver_library(std::string_view path) {
+  const auto slash = path.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  constexpr std::string_view kPrefix = "libcuda.so";
+  if (!name.starts_with(kPrefix))
+    return false;
+  name.remove_prefix(kPrefix.size());
+  // Only version suffixes: ".1", ".580.95.05"; not libcudart.so or libcuda.so.bak.
+  while (!name.empty()) {
+    if (name.front() != '.' || name.size() < 2)
+      return false;
+    name.remove_prefix(1);
+    const auto digits = name.find_first_not_of("0123456789");
+    if (digits == 0)
+      return false;
+    name.remove_prefix(digits == std::string_view::npos ? name.size() : digits);
+  }
+  return true;
+}
+
+std::optional<ProcStat> parse_proc_stat(std::string_view text) {
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return std::nullopt;
+  ProcStat stat;
+  stat.comm = std::string(text.substr(open + 1, close - open - 1));
+  std::string_view rest = text.substr(close + 1);
+  // Fields after comm start at field 3 (state).
+  std::vector<std::string_view> fields;
+  while (fields.size() < 20) {
+    const auto field = next_field(rest);
+    if (field.empty())
+      break;
+    fields.push_back(field);
+  }
+  if (fields.size() < 20 || fields[0].size() != 1)
+    return std::nullopt;
+  stat.state = fields[0][0];
+  const auto utime = parse_number<std::uint64_t>(fields[11]);   // field 14
+  const auto stime = parse_number<std::uint64_t>(fields[12]);   // field 15
+  const auto threads = parse_number<std::uint64_t>(fields[17]); // field 20
+  const auto start = parse_number<std::uint64_t>(fields[19]);   // field 22
+  if (!utime || !stime || !threads || !start)
+    return std::nullopt;
+  stat.utime_ticks = *utime;
+  stat.stime_ticks = *stime;
+  stat.num_threads = *threads;
+  stat.start_ticks = *start;
+  return stat;
+}
+
+} // namespace neutracer

@@ -1,0 +1,38 @@
+#pragma once
+// Pure parsers for /proc text. No I/O here: the same functions serve fixtures and live reads.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace neutracer {
+
+// One line of /proc/<pid>/maps that maps a file.
+struct MapsEntry {
+  std::uint64_t start = 0; // address range; names the mapping in /proc/<pid>/map_files
+  std::uint64_t end = 0;
+  std::uint64_t dev = 0; // makedev(major, minor) of the mapped file
+  std::uint64_t inode = 0;
+  std::string path;     // as the process sees it (inside its mount namespace)
+  bool deleted = false; // the file was replaced or removed after mapping
+};
+
+// Parses a maps line; nullopt for anonymous mappings and malformed lines.
+std::optional<MapsEntry> parse_maps_line(std::string_view line);
+
+// True for the CUDA driver library: libcuda.so, libcuda.so.1, libcuda.so.580.95.05.
+bool is_cuda_driver_library(std::string_view path);
+
+struct ProcStat {
+  std::string comm;
+  std::uint64_t start_ticks = 0; // field 22: clock ticks after boot
+  char state = '?';
+  std::uint64_t utime_ticks = 0;
+  std::uint64_t stime_ticks = 0;
+  std::uint64_t num_threads = 0;
+};
+
+// Parses /proc/<pid>/stat; comm may hold spaces and parentheses.
+std::optional<ProcStat> parse_proc_stat(std::string_view text);
+
+} // namespace neutracer

@@ -1,0 +1,84 @@
+#include "cuda/cuda_discovery.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "containers/container_identity.h"
+#include "common/proc_parsers.h"
+
+namespace neutracer {
+
+std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid) {
+  const auto text = procfs.read(pid, "stat");
+  if (!text)
+    return std::nullopt;
+  const auto stat = parse_proc_stat(*text);
+  if (!stat)
+    return std::nullopt;
+  return stat->start_ticks;
+}
+
+DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
+  DiscoveryResult result;
+  std::map<LibraryId, CudaLibrary> libraries;
+  std::set<LibraryId> reached_through_mapping; // libraries whose open path is a map_files entry
+  auto pids = procfs.list_pids();
+  std::sort(pids.begin(), pids.end());
+  for (const int pid : pids) {
+    std::vector<MapsEntry> cuda_maps;
+    const bool readable = procfs.for_each_line(pid, "maps", [&](std::string_view line) {
+      // Cheap substring test first: maps files of large programs have many thousand lines.
+      if (line.find("libcuda.so") == std::string_view::npos)
+        return;
+      auto entry = parse_maps_line(line);
+      if (entry && is_cuda_driver_library(entry->path))
+        cuda_maps.push_back(std::move(*entry));
+    });
+    if (!readable) {
+      ++result.unreadable;
+      continue;
+    }
+    if (cuda_maps.empty())
+      continue;
+    // Vanished between maps and stat: skip, the next scan settles it.
+    const auto stat_text = procfs.read(pid, "stat");
+    const auto stat = stat_text ? parse_proc_stat(*stat_text) : std::nullopt;
+    if (!stat)
+      continue;
+    CudaProcess process;
+    process.id = {pid, stat->start_ticks};
+    process.comm = stat->comm;
+    process.exe = procfs.read_link(pid, "exe").value_or("");
+    process.container.identity =
+        container_identity_from_cgroup(procfs.read(pid, "cgroup").value_or(""));
+    for (const auto &entry : cuda_maps) {
+      const LibraryId id{entry.dev, entry.inode};
+      if (std::find(process.libraries.begin(), process.libraries.end(), id) !=
+          process.libraries.end())
+        continue;
+      process.libraries.push_back(id);
+      // A deleted file (an upgrade renamed a new one over it) is reached through the mapping
+      // itself: its path names the new file now. A live path, where one exists, is preferred.
+      const bool live_path_for_a_deleted_one =
+          reached_through_mapping.contains(id) && !entry.deleted;
+      if (libraries.contains(id) && !live_path_for_a_deleted_one)
+        continue;
+      if (entry.deleted)
+        reached_through_mapping.insert(id);
+      else
+        reached_through_mapping.erase(id);
+      libraries.insert_or_assign(
+          id,
+          CudaLibrary{id, entry.path,
+                      entry.deleted ? procfs.mapped_file_path(pid, entry.start, entry.end).string()
+                                    : procfs.path_in_process_root(pid, entry.path).string()});
+    }
+    result.processes.push_back(std::move(process));
+  }
+  for (auto &[id, library] : libraries)
+    result.libraries.push_back(std::move(library));
+  return result;
+}
+
+} // namespace neutracer

@@ -1,0 +1,44 @@
+#pragma once
+// Finds the processes that map the CUDA driver library and the distinct library files.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "containers/container_info.h"
+#include "common/process_id.h"
+#include "common/procfs.h"
+
+namespace neutracer {
+
+struct LibraryId {
+  std::uint64_t dev = 0;
+  std::uint64_t inode = 0;
+  auto operator<=>(const LibraryId &) const = default;
+};
+
+struct CudaLibrary {
+  LibraryId id;
+  std::string path;      // as the first process seen maps it
+  std::string open_path; // the same file, reachable from the daemon (through /proc/<pid>/root)
+};
+
+struct CudaProcess {
+  ProcessId id;
+  std::string comm;
+  std::string exe;
+  ContainerInfo container; // id empty outside a container; pod names filled by the main loop
+  std::vector<LibraryId> libraries;
+};
+
+struct DiscoveryResult {
+  std::vector<CudaProcess> processes; // sorted by pid
+  std::vector<CudaLibrary> libraries; // distinct by (dev, inode)
+  std::uint64_t unreadable = 0;       // processes whose maps we could not read (hidepid, vanished)
+};
+
+DiscoveryResult discover_cuda_processes(const ProcFs &procfs);
+
+// Start time of a live process, nullopt once it is gone.
+std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid);
+
+} // namespace neutracer

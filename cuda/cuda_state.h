@@ -1,0 +1,233 @@
+#pragma once
+// Per-process CUDA state built from probe events and in-kernel launch counts.
+// Pure: no clocks, no I/O; the caller passes times and liveness.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda/cuda_api_table.h"
+#include "cuda/cuda_discovery.h"
+#include "cuda/event_decoder.h"
+#include "cuda/memory_change.h"
+
+namespace neutracer {
+
+inline constexpr const char *kUnresolvedKernel = "[unresolved]";
+inline constexpr const char *kOtherKernels = "[other]";
+inline constexpr const char *kGraphLaunch = "[cuda_graph]";
+
+enum class CopyDirection { h2d, d2h, d2d, peer, default_ };
+inline constexpr std::size_t kCopyDirections = 5;
+std::string_view copy_direction_name(CopyDirection direction);
+inline constexpr std::size_t kMemoryKinds = 4;
+
+// Upper bounds of the sync wait histogram, seconds.
+inline constexpr std::array<double, 14> kSyncWaitBuckets = {
+    1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60};
+
+struct LaunchCount {
+  std::uint32_t tgid = 0;
+  std::uint64_t proc_start_ns = 0;
+  nt_api api = NT_API_NONE;
+  std::uint64_t handle = 0;
+  std::uint64_t count = 0;   // total since the process started being counted
+  std::uint64_t context = 0; // the launching thread's CUcontext, 0 when unknown
+};
+
+struct InflightCall {
+  std::uint32_t tgid = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t proc_start_ns = 0;
+  nt_api api = NT_API_NONE;
+  std::uint64_t enter_ns = 0;
+};
+
+// A CUdevice ordinal as the process sees it; this when the device of a call is unknown.
+inline constexpr int kUnknownDevice = -1;
+inline constexpr const char *kUnknownGpu = "unknown";
+
+struct KernelSeries {
+  std::uint64_t launches = 0;
+  std::map<int, std::uint64_t> launches_by_device; // CUdevice ordinal -> launches
+  std::set<std::string> full_names; // demangled; empty for the bracketed pseudo-kernels
+};
+
+struct MemoryCounters {
+  std::uint64_t used_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t freed_bytes = 0;
+};
+
+struct SyncCounters {
+  double wait_seconds = 0;
+  std::uint64_t waits = 0;
+  std::array<std::uint64_t, kSyncWaitBuckets.size()> buckets{};
+  double in_progress_seconds = 0; // longest wait still running, 0 when none
+};
+
+struct Allocation {
+  std::uint64_t size = 0;
+  MemoryKind kind = MemoryKind::device;
+  int device = kUnknownDevice;
+};
+
+// What one GPU of a process holds and moved.
+struct DeviceCounters {
+  std::array<MemoryCounters, kMemoryKinds> memory{};
+  std::array<std::uint64_t, kCopyDirections> copy_bytes{};
+  std::array<std::uint64_t, kCopyDirections> copies{};
+};
+
+struct ProcessState {
+  std::string comm;
+  std::string exe;
+  ContainerInfo container;
+  bool discovered = false;
+
+  // Kernel naming, joined at read time: handle -> name; CUfunction -> CUkernel.
+  struct KernelName {
+    std::string short_name; // the label
+    std::string full_name;  // demangled
+  };
+  std::unordered_map<std::uint64_t, KernelName> names;
+  std::unordered_map<std::uint64_t, std::uint64_t> function_to_kernel;
+  struct LaunchKey {
+    nt_api api = NT_API_NONE;
+    std::uint64_t handle = 0;
+    std::uint64_t context = 0;
+    auto operator<=>(const LaunchKey &) const = default;
+  };
+  std::map<LaunchKey, std::uint64_t> launch_totals;
+  // Label -> series, rebuilt from launch_totals; `promoted` keeps labels sticky so
+  // counters never move between series (that would look like a counter reset).
+  std::map<std::string, KernelSeries> kernels;
+  std::set<std::string> promoted;
+
+  std::map<std::uint64_t, Allocation> live;     // device pointers and host pinned pointers
+  std::map<std::uint64_t, Allocation> live_vmm; // cuMemCreate handles
+  std::array<MemoryCounters, kMemoryKinds> memory{};
+  std::uint64_t unknown_frees = 0; // frees of memory allocated before we attached
+
+  std::array<std::uint64_t, kCopyDirections> copy_bytes{};
+  std::array<std::uint64_t, kCopyDirections> copies{};
+  std::array<double, kCopyDirections> copy_throughput{}; // smoothed bytes/s
+  std::array<std::uint64_t, kCopyDirections> copy_bytes_at_last_tick{};
+
+  // Which GPU: context -> CUdevice ordinal, from primary-context retains and creations.
+  std::unordered_map<std::uint64_t, int> context_devices;
+  // Host GPU label of each CUdevice ordinal (CUDA_VISIBLE_DEVICES applied); empty when not
+  // known, and then the ordinal is the label.
+  std::vector<std::string> visible_gpus;
+  bool visible_gpus_read = false;
+  // Per-GPU breakdown of `memory`, `copy_bytes` and `copies` (kUnknownDevice included).
+  std::map<int, DeviceCounters> devices;
+
+  std::map<nt_api, SyncCounters> syncs;
+  std::map<std::pair<nt_api, std::uint32_t>, std::uint64_t> errors; // (api, CUresult) -> count
+
+  // Longest CUDA call of any kind still running at the last inflight read.
+  double longest_call_seconds = 0;
+  nt_api longest_call_api = NT_API_NONE;
+
+  // GPU memory changes since the detectors last took them; bounded.
+  std::vector<MemoryChange> memory_changes;
+  std::uint64_t memory_changes_dropped = 0;
+  std::uint64_t failed_allocations = 0;
+
+  std::uint64_t gpu_bytes_in_use() const; // device, managed and vmm; not host pinned
+  std::uint64_t launches_total() const;   // over every kernel and launch API
+
+  // The ordinal of the device a call made with `context` current ran on. A context we never
+  // saw bound (set before we attached) falls back to the only device the process uses or can
+  // see, else kUnknownDevice.
+  int device_of(std::uint64_t context) const;
+  // The `gpu` label of an ordinal: the host's GPU index where known, "unknown" for none.
+  std::string gpu_label(int device) const;
+};
+
+// What a process left behind when it exited: information, never an alert.
+struct ExitedProcess {
+  ProcessId id;
+  std::string comm;
+  std::uint64_t gpu_bytes_in_use = 0;
+};
+
+// Memory changes kept per process between two scans.
+inline constexpr std::size_t kMaxMemoryChangesPerScan = 1u << 16;
+
+class CudaState {
+public:
+  struct Settings {
+    std::uint32_t max_kernels_per_process = 50;
+    double throughput_window_seconds = 10;
+    long ticks_per_second = 100; // sysconf(_SC_CLK_TCK)
+    // Reads a new process's visible GPUs (see ProcessState::visible_gpus) when its first event
+    // arrives, before any of its calls is charged to a device; nullopt: not readable now.
+    std::function<std::optional<std::vector<std::string>>(const ProcessId &)> read_visible_gpus;
+  };
+
+  explicit CudaState(Settings settings);
+
+  void apply(const Event &event);
+  void apply(const nt_call_event &event);
+  void apply(const NameEvent &event);
+
+  // Replaces launch totals with a full read of the in-kernel counter map.
+  void set_launch_counts(const std::vector<LaunchCount> &counts);
+
+  // Records sync waits still in progress at `now_ns` (CLOCK_MONOTONIC).
+  void set_inflight_calls(const std::vector<InflightCall> &calls, std::uint64_t now_ns);
+
+  // Smooths throughput over the time since the last tick.
+  void tick(double seconds_since_last_tick);
+
+  // Takes names and containers from discovery and forgets processes that are gone.
+  // `is_alive` answers for processes that have state but were not in this scan.
+  // Returns the processes forgotten, so their in-kernel entries can be deleted.
+  std::vector<ProcessId> update_processes(const DiscoveryResult &discovery,
+                                          const std::function<bool(const ProcessId &)> &is_alive);
+
+  // Processes whose visible GPUs were not set yet, and setting them (once per process: a
+  // process's environment is fixed at exec).
+  std::vector<ProcessId> processes_without_visible_gpus() const;
+  void set_visible_gpus(const ProcessId &id, std::vector<std::string> labels);
+
+  // Forgets processes whose image an exec replaced (same PID and start time): the new image
+  // starts from nothing.
+  void forget_images(const std::vector<ProcessId> &ids);
+
+  // Processes forgotten by update_processes or forget_images since the last call.
+  std::vector<ExitedProcess> take_exited();
+
+  // Each process's memory changes since the last call, emptied.
+  std::map<ProcessId, std::vector<MemoryChange>> take_memory_changes();
+
+  const std::map<ProcessId, ProcessState> &processes() const { return processes_; }
+  ProcessId process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const;
+
+  std::uint64_t malformed_events = 0;
+
+private:
+  ProcessState &process(std::uint32_t tgid, std::uint64_t proc_start_ns);
+  void apply_allocation(ProcessState &process, const nt_call_event &event, MemoryKind kind);
+  void apply_free(ProcessState &process, const nt_call_event &event);
+  void apply_copy(ProcessState &process, const nt_call_event &event);
+  void rebuild_kernels(ProcessState &process) const;
+  void record_change(ProcessState &process, const nt_call_event &event, MemoryChangeKind kind,
+                     std::uint64_t address, std::uint64_t bytes);
+
+  Settings settings_;
+  std::map<ProcessId, ProcessState> processes_;
+  std::vector<ExitedProcess> exited_;
+};
+
+} // namespace neutracer

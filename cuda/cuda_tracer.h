@@ -1,0 +1,99 @@
+#pragma once
+// The kernel-facing side of CUDA tracing: loads the BPF programs, attaches them to
+// libcuda files, and reads their maps and ring buffer. Thin: all meaning lives in CudaState.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/bpf_errors.h"
+#include "cuda/cuda_discovery.h"
+#include "cuda/cuda_state.h"
+
+struct bpf_link;
+struct cuda_launch;
+struct cuda_calls;
+struct ring_buffer;
+
+namespace neutracer {
+
+struct TracerSettings {
+  std::uint32_t launch_map_entries = 65536;
+  std::uint32_t ring_buffer_bytes = 8u << 20;
+};
+
+struct AttachSummary {
+  std::size_t probes = 0;          // links created
+  std::size_t missing_symbols = 0; // symbols this driver does not export
+  std::size_t errors = 0;          // attach calls that failed
+  std::string first_error;
+  bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
+};
+
+struct TracerStats {
+  std::uint64_t ring_buffer_full = 0;
+  std::uint64_t launch_map_full = 0;
+  std::uint64_t inflight_map_full = 0;
+  std::uint64_t return_without_entry = 0;
+};
+
+class CudaTracer {
+public:
+  explicit CudaTracer(const TracerSettings &settings); // throws TracerError
+  ~CudaTracer();
+  CudaTracer(const CudaTracer &) = delete;
+  CudaTracer &operator=(const CudaTracer &) = delete;
+
+  // Attaches every probe to one library file, system-wide (all present and future
+  // processes mapping it). Never throws; failures are in the summary.
+  AttachSummary attach(const CudaLibrary &library);
+  void detach(const LibraryId &id);
+  bool is_attached(const LibraryId &id) const { return attachments_.contains(id); }
+  std::vector<LibraryId> attached() const;
+  std::size_t probe_count() const;
+
+  // Waits up to `timeout` for events and passes each one's bytes to `sink`.
+  void poll(std::chrono::milliseconds timeout,
+            const std::function<void(std::span<const std::byte>)> &sink);
+
+  std::vector<LaunchCount> read_launch_counts() const;
+  std::vector<InflightCall> read_inflight_calls() const;
+  void delete_launch_counts(const std::vector<LaunchCount> &entries);
+  void delete_inflight_calls(const std::vector<InflightCall> &calls);
+  TracerStats stats() const;
+  // Capacities of the maps read above.
+  std::uint32_t launch_map_max_entries() const;
+  std::uint32_t inflight_map_max_entries() const;
+
+private:
+  struct LinkDeleter {
+    void operator()(bpf_link *link) const;
+  };
+  using Link = std::unique_ptr<bpf_link, LinkDeleter>;
+  struct LaunchDeleter {
+    void operator()(cuda_launch *skeleton) const;
+  };
+  struct CallsDeleter {
+    void operator()(cuda_calls *skeleton) const;
+  };
+  struct RingBufferDeleter {
+    void operator()(ring_buffer *rb) const;
+  };
+
+  std::unique_ptr<cuda_launch, LaunchDeleter> launch_;
+  std::unique_ptr<cuda_calls, CallsDeleter> calls_;
+  std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
+  const std::function<void(std::span<const std::byte>)> *sink_ = nullptr;
+  std::map<LibraryId, std::vector<Link>> attachments_;
+  // Links being removed in the background: uprobe removal takes the kernel seconds, and the
+  // main loop must keep scanning and publishing meanwhile.
+  std::vector<std::thread> reapers_;
+};
+
+} // namespace neutracer

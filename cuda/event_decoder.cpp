@@ -1,0 +1,44 @@
+#include "cuda/event_decoder.h"
+
+#include <cstring>
+
+namespace neutracer {
+
+std::optional<Event> decode_event(std::span<const std::byte> bytes) {
+  std::uint32_t kind = 0;
+  if (bytes.size() < sizeof kind)
+    return std::nullopt;
+  std::memcpy(&kind, bytes.data(), sizeof kind);
+  if (kind == NT_EVENT_CALL) {
+    if (bytes.size() != sizeof(nt_call_event))
+      return std::nullopt;
+    nt_call_event event;
+    std::memcpy(&event, bytes.data(), sizeof event);
+    if (event.api == NT_API_NONE || event.api >= NT_API_MAX)
+      return std::nullopt;
+    return event;
+  }
+  if (kind == NT_EVENT_NAME) {
+    if (bytes.size() != sizeof(nt_name_event))
+      return std::nullopt;
+    // Copy only the fixed header and the bytes the kernel said it wrote.
+    nt_name_event header;
+    std::memcpy(&header, bytes.data(), offsetof(nt_name_event, name));
+    if (header.api != NT_API_MODULE_GET_FUNCTION && header.api != NT_API_LIBRARY_GET_KERNEL)
+      return std::nullopt;
+    NameEvent event;
+    event.api = static_cast<nt_api>(header.api);
+    event.tgid = header.tgid;
+    event.proc_start_ns = header.proc_start_ns;
+    event.result = header.result;
+    event.handle = header.handle;
+    event.owner = header.owner;
+    const std::size_t len = std::min<std::size_t>(header.name_len, NT_NAME_MAX);
+    const char *name = reinterpret_cast<const char *>(bytes.data()) + offsetof(nt_name_event, name);
+    event.name.assign(name, strnlen(name, len));
+    return event;
+  }
+  return std::nullopt;
+}
+
+} // namespace neutracer

@@ -1,0 +1,208 @@
+#include "http/http_server.h"
+
+#include <algorithm>
+#include <civetweb.h>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+#include "http/request_pipeline.h"
+#include "http/request_validation.h"
+
+namespace neutracer {
+namespace {
+
+const char *reason_phrase(int status) {
+  switch (status) {
+  case 200:
+    return "OK";
+  case 400:
+    return "Bad Request";
+  case 401:
+    return "Unauthorized";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 500:
+    return "Internal Server Error";
+  case 503:
+    return "Service Unavailable";
+  default:
+    return "Error";
+  }
+}
+
+// Civetweb workers beyond max_concurrent_requests: they answer 503, 401 and 400 while the
+// admitted requests run, and absorb clients that send their headers slowly (each holds a
+// worker for up to request_timeout).
+constexpr std::uint32_t kSpareWorkers = 8;
+
+static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
+              "request_head_problem assumes civetweb's limit");
+
+void write_response(mg_connection *connection, const std::string &method,
+                    const HttpResponse &response) {
+  std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                     reason_phrase(response.status) + "\r\nContent-Type: " + response.content_type +
+                     "\r\nContent-Length: " + std::to_string(response.body.size()) +
+                     "\r\nCache-Control: no-store\r\n";
+  for (const auto &[name, value] : response.headers)
+    head += name + ": " + value + "\r\n";
+  head += "\r\n";
+  mg_write(connection, head.data(), head.size());
+  if (method != "HEAD")
+    mg_write(connection, response.body.data(), response.body.size());
+}
+
+// What RequestPipeline needs from civetweb's parsed request.
+HttpRequest request_from(mg_connection *connection) {
+  HttpRequest request;
+  const mg_request_info *info = mg_get_request_info(connection);
+  if (!info)
+    return request;
+  request.method = info->request_method ? info->request_method : "";
+  // With decode_url off this is the path exactly as sent, %-escapes included.
+  request.raw_path = info->local_uri_raw ? info->local_uri_raw : "";
+  request.query = info->query_string ? info->query_string : "";
+  request.content_length = info->content_length;
+  request.has_transfer_encoding = mg_get_header(connection, "Transfer-Encoding") != nullptr;
+  if (const char *authorization = mg_get_header(connection, "Authorization"))
+    request.authorization = authorization;
+  // About "METHOD PATH?QUERY HTTP/x.y\r\n", then "Name: value\r\n" per header and "\r\n".
+  request.head_bytes = request.method.size() + request.raw_path.size() + request.query.size() +
+                       std::strlen(info->http_version ? info->http_version : "") + 12;
+  for (int i = 0; i < info->num_headers; ++i)
+    request.head_bytes +=
+        std::strlen(info->http_headers[i].name) + std::strlen(info->http_headers[i].value) + 4;
+  request.header_count = static_cast<std::size_t>(info->num_headers);
+  return request;
+}
+
+int handle_request(mg_connection *connection, void *data) {
+  auto *pipeline = static_cast<RequestPipeline *>(data);
+  const HttpRequest request = request_from(connection);
+  int status = 500;
+  pipeline->serve(request, [&](const HttpResponse &response) {
+    write_response(connection, request.method, response);
+    status = response.status;
+  });
+  return status;
+}
+
+// Civetweb answers malformed and oversized requests itself; this only counts them.
+int count_protocol_error(mg_connection *connection, int status, const char *message) {
+  auto *pipeline = static_cast<RequestPipeline *>(mg_get_user_data(mg_get_context(connection)));
+  if (const auto reason = rejection_reason_for_status(status); reason && pipeline)
+    pipeline->rejections().count(*reason);
+  spdlog::debug("http: refused a request with {}: {}", status, message ? message : "");
+  return 1; // civetweb then writes its short plain-text error page
+}
+
+int log_message(const mg_connection *, const char *message) {
+  spdlog::warn("http: {}", message);
+  return 1;
+}
+
+HttpServerOptions listen_only(const std::string &listen) {
+  HttpServerOptions options;
+  options.listen = listen;
+  return options;
+}
+
+std::unique_ptr<BasicAuthenticator> make_authenticator(const HttpServerOptions &options) {
+  if (options.basic_auth_users.empty())
+    return nullptr;
+  try {
+    return std::make_unique<BasicAuthenticator>(options.basic_auth_users);
+  } catch (const std::invalid_argument &error) {
+    throw HttpError(std::string("basic authentication: ") + error.what());
+  }
+}
+
+} // namespace
+
+HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,
+                   const std::string &query) {
+  const auto handler = routes.find(path);
+  if (handler == routes.end())
+    return {404, "text/plain; charset=utf-8", "not found; try /metrics\n", {}};
+  if (method != "GET" && method != "HEAD")
+    return {405, "text/plain; charset=utf-8", "method not allowed\n", {{"Allow", "GET, HEAD"}}};
+  return handler->second(query);
+}
+
+std::optional<std::string> query_parameter(const std::string &query, const std::string &name) {
+  std::size_t at = 0;
+  while (at <= query.size()) {
+    const auto end = std::min(query.find('&', at), query.size());
+    const std::string pair = query.substr(at, end - at);
+    const auto equals = pair.find('=');
+    if (pair.substr(0, equals) == name)
+      return equals == std::string::npos ? std::string() : pair.substr(equals + 1);
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+HttpServer::HttpServer(const std::string &listen, HttpRoutes routes)
+    : HttpServer(listen_only(listen), std::move(routes)) {}
+
+HttpServer::HttpServer(const HttpServerOptions &options, HttpRoutes routes)
+    : pipeline_(std::make_unique<RequestPipeline>(
+          std::move(routes), options.max_concurrent_requests, make_authenticator(options),
+          options.public_paths, options.rejections)) {
+  // civetweb takes numeric addresses only.
+  std::string ports = options.listen;
+  if (ports.starts_with("localhost:"))
+    ports = "127.0.0.1:" + ports.substr(std::strlen("localhost:"));
+  const std::string threads = std::to_string(options.max_concurrent_requests + kSpareWorkers);
+  const std::string timeout_ms = std::to_string(options.request_timeout.count());
+  const std::string buffer_bytes = std::to_string(kCivetwebRequestBuffer);
+  // Name, value pairs. With decode_url off, paths reach RequestPipeline as sent: "%00" or
+  // "%2e%2e" cannot turn into another path.
+  // clang-format off
+  const char *civetweb_options[] = {
+      "listening_ports",    ports.c_str(),
+      "num_threads",        threads.c_str(),
+      "request_timeout_ms", timeout_ms.c_str(),
+      "max_request_size",   buffer_bytes.c_str(),
+      "enable_keep_alive",  "yes",
+      "decode_url",         "no",
+      nullptr};
+  // clang-format on
+  mg_callbacks callbacks{};
+  callbacks.log_message = log_message;
+  callbacks.http_error = count_protocol_error;
+  mg_init_data init{};
+  init.callbacks = &callbacks;
+  init.user_data = pipeline_.get();
+  init.configuration_options = civetweb_options;
+  char error_text[256] = "";
+  unsigned error_code = 0;
+  mg_error_data error{};
+  error.code = &error_code;
+  error.text = error_text;
+  error.text_buffer_size = sizeof error_text;
+  mg_init_library(0);
+  context_ = mg_start2(&init, &error);
+  if (!context_) {
+    mg_exit_library();
+    throw HttpError("cannot listen on " + options.listen + ": " +
+                    (error_text[0] ? error_text : "unknown civetweb error"));
+  }
+  mg_set_request_handler(context_, "/", handle_request, pipeline_.get());
+}
+
+HttpServer::~HttpServer() {
+  // Stops every worker before the pipeline they use goes away.
+  mg_stop(context_);
+  mg_exit_library();
+}
+
+const HttpRoutes &HttpServer::routes() const { return pipeline_->routes(); }
+
+const HttpRejectionCounters &HttpServer::rejections() const { return pipeline_->rejections(); }
+
+} // namespace neutracer

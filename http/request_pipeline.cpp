@@ -1,0 +1,62 @@
+#include "http/request_pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include "http/basic_auth.h"
+#include "http/request_validation.h"
+
+namespace neutracer {
+namespace {
+
+constexpr const char *kPlainText = "text/plain; charset=utf-8";
+
+} // namespace
+
+RequestPipeline::RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent_requests,
+                                 std::unique_ptr<BasicAuthenticator> authenticator,
+                                 std::set<std::string> public_paths,
+                                 std::shared_ptr<HttpRejectionCounters> rejections)
+    : routes_(std::move(routes)), limiter_(max_concurrent_requests),
+      authenticator_(std::move(authenticator)), public_paths_(std::move(public_paths)),
+      rejections_(rejections ? std::move(rejections) : std::make_shared<HttpRejectionCounters>()) {}
+
+void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send) {
+  if (auto too_large = request_head_problem(request.head_bytes, request.header_count)) {
+    rejections_->count(RejectionReason::too_large);
+    send({431, kPlainText, "request too large: " + *too_large + "\n", {}});
+    return;
+  }
+  auto problem = request_path_problem(request.raw_path);
+  if (!problem)
+    problem =
+        request_body_problem(request.method, request.content_length, request.has_transfer_encoding);
+  if (problem) {
+    rejections_->count(RejectionReason::bad_request);
+    send({400, kPlainText, "bad request: " + *problem + "\n", {}});
+    return;
+  }
+  const auto slot = limiter_.try_acquire();
+  if (!slot) {
+    rejections_->count(RejectionReason::concurrency);
+    send({503, kPlainText, "too many concurrent requests; try again\n", {}});
+    return;
+  }
+  send(answer(request));
+}
+
+HttpResponse RequestPipeline::answer(const HttpRequest &request) {
+  try {
+    if (authenticator_ && !public_paths_.contains(request.raw_path) &&
+        !authenticator_->authorized(request.authorization)) {
+      rejections_->count(RejectionReason::unauthorized);
+      // The same answer whether the user, the password or the header was wrong.
+      return {401, kPlainText, "unauthorized\n", {{"WWW-Authenticate", kBasicAuthChallenge}}};
+    }
+    return route(request.method, request.raw_path, routes_, request.query);
+  } catch (const std::exception &error) {
+    spdlog::error("HTTP {} {} failed: {}", request.method, request.raw_path, error.what());
+    return {500, kPlainText, "internal error\n", {}};
+  }
+}
+
+} // namespace neutracer

@@ -1,0 +1,112 @@
+#pragma once
+// The NVML queries the sampler makes, as a small interface: NvmlLibrary implements it over
+// libnvidia-ml.so.1; unit tests implement it with a fake. Devices are addressed by NVML index.
+// Every answer carries NVML's return code, so the sampler decides what a failure costs.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nvml/nvml_abi.h"
+
+namespace neutracer {
+
+// A code of our own, outside NVML's range: the running-process entries matched none of the
+// layouts drivers are known to write.
+inline constexpr int kNvmlUnrecognisedLayout = -1;
+
+template <typename T> struct NvmlResult {
+  int status = NT_NVML_SUCCESS;
+  T value{};
+  bool ok() const { return status == NT_NVML_SUCCESS; }
+};
+
+struct NvmlMemory {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t used_bytes = 0;
+};
+
+struct NvmlUtilization {
+  unsigned gpu_percent = 0;
+  unsigned memory_percent = 0;
+};
+
+struct NvmlProcessMemory {
+  std::uint32_t pid = 0;
+  std::uint64_t used_bytes = NT_NVML_VALUE_NOT_AVAILABLE; // NVML cannot always tell
+  bool operator==(const NvmlProcessMemory &) const = default;
+};
+
+enum class NvmlDirection { tx, rx }; // tx: sent by the GPU; rx: received by it
+
+// The NVML functions the daemon calls, named without their version suffix: the label of
+// neutracer_nvml_errors_total{call}.
+enum class NvmlCall {
+  init,
+  driver_version,
+  device_count,
+  device_handle,
+  uuid,
+  name,
+  pci_info,
+  minor_number,
+  memory_info,
+  utilization,
+  temperature,
+  power_usage,
+  energy,
+  pcie_throughput,
+  field_values,
+  compute_processes,
+};
+inline constexpr std::array<std::string_view, 16> kNvmlCallNames = {
+    "nvmlInit",
+    "nvmlSystemGetDriverVersion",
+    "nvmlDeviceGetCount",
+    "nvmlDeviceGetHandleByIndex",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetPciInfo",
+    "nvmlDeviceGetMinorNumber",
+    "nvmlDeviceGetMemoryInfo",
+    "nvmlDeviceGetUtilizationRates",
+    "nvmlDeviceGetTemperature",
+    "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetTotalEnergyConsumption",
+    "nvmlDeviceGetPcieThroughput",
+    "nvmlDeviceGetFieldValues",
+    "nvmlDeviceGetComputeRunningProcesses",
+};
+inline std::string_view nvml_call_name(NvmlCall call) {
+  return kNvmlCallNames[static_cast<std::size_t>(call)];
+}
+
+class NvmlApi {
+public:
+  virtual ~NvmlApi() = default;
+
+  // nvmlInit_v2. The implementation shuts NVML down when destroyed if this succeeded.
+  virtual int init() = 0;
+  virtual NvmlResult<std::string> driver_version() = 0;
+  virtual NvmlResult<unsigned> device_count() = 0;
+  // Looks up device `index` (nvmlDeviceGetHandleByIndex); the device queries below need it.
+  virtual int open_device(unsigned index) = 0;
+
+  virtual NvmlResult<std::string> uuid(unsigned index) = 0;
+  virtual NvmlResult<std::string> name(unsigned index) = 0;
+  virtual NvmlResult<std::string> pci_bus_id(unsigned index) = 0;
+  virtual NvmlResult<unsigned> minor_number(unsigned index) = 0;
+  virtual NvmlResult<NvmlMemory> memory(unsigned index) = 0;
+  virtual NvmlResult<NvmlUtilization> utilization(unsigned index) = 0;
+  virtual NvmlResult<unsigned> temperature_celsius(unsigned index) = 0;
+  virtual NvmlResult<unsigned> power_milliwatts(unsigned index) = 0;
+  virtual NvmlResult<std::uint64_t> energy_millijoules(unsigned index) = 0;
+  // PCIe payload over NVML's 20 ms measurement window, in KiB/s.
+  virtual NvmlResult<unsigned> pcie_kib_per_second(unsigned index, NvmlDirection direction) = 0;
+  // NVLink payload since the driver loaded, summed over links, in KiB.
+  virtual NvmlResult<std::uint64_t> nvlink_data_kib(unsigned index, NvmlDirection direction) = 0;
+  virtual NvmlResult<std::vector<NvmlProcessMemory>> compute_processes(unsigned index) = 0;
+};
+
+} // namespace neutracer

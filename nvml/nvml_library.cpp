@@ -1,0 +1,307 @@
+#include "nvml/nvml_library.h"
+
+#include <algorithm>
+#include <cstring>
+#include <dlfcn.h>
+#include <initializer_list>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "nvml/nvml_process_layout.h"
+
+namespace neutracer {
+namespace {
+
+constexpr unsigned kMaxProcessCapacity = 65536;
+constexpr int kProcessListAttempts = 4; // the list may grow between asking and reading
+
+template <typename T> NvmlResult<T> failed(int status) { return NvmlResult<T>{status, T{}}; }
+
+// NVML writes a NUL-terminated string into `buffer`; a missing NUL is cut at the buffer's end.
+std::string bounded_string(const char *buffer, std::size_t capacity) {
+  return std::string(buffer, strnlen(buffer, capacity));
+}
+
+// A field value as an unsigned count; negative or non-numeric types are refused.
+NvmlResult<std::uint64_t> field_as_count(const nt_nvml_field_value &field) {
+  switch (field.value_type) {
+  case NT_NVML_VALUE_UNSIGNED_LONG_LONG:
+    return {NT_NVML_SUCCESS, field.value.as_ull};
+  case NT_NVML_VALUE_UNSIGNED_LONG:
+    return {NT_NVML_SUCCESS, field.value.as_ulong};
+  case NT_NVML_VALUE_UNSIGNED_INT:
+    return {NT_NVML_SUCCESS, field.value.as_uint};
+  case NT_NVML_VALUE_SIGNED_LONG_LONG:
+    if (field.value.as_sll >= 0)
+      return {NT_NVML_SUCCESS, static_cast<std::uint64_t>(field.value.as_sll)};
+    break;
+  default:
+    break;
+  }
+  return failed<std::uint64_t>(NT_NVML_ERROR_UNKNOWN);
+}
+
+} // namespace
+
+void NvmlLibrary::DlClose::operator()(void *handle) const { dlclose(handle); }
+
+NvmlLibrary::Loaded NvmlLibrary::load(const std::string &path) {
+  dlerror();
+  DlHandle handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!handle) {
+    const char *why = dlerror();
+    return {nullptr, why != nullptr ? why : "dlopen failed"};
+  }
+  return {std::make_unique<NvmlLibrary>(ConstructionKey{}, std::move(handle)), ""};
+}
+
+NvmlLibrary::NvmlLibrary(ConstructionKey, DlHandle handle) : handle_(std::move(handle)) {
+  // Newer symbol versions first: the unversioned ones are older ABIs.
+  const auto resolve = [this](auto &slot, std::initializer_list<const char *> names) {
+    for (const char *name : names)
+      if (void *address = dlsym(handle_.get(), name)) {
+        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+        resolved_.emplace_back(name);
+        return;
+      }
+    missing_.emplace_back(*names.begin());
+  };
+  auto &s = symbols_;
+  resolve(s.init, {"nvmlInit_v2"});
+  resolve(s.shutdown, {"nvmlShutdown"});
+  resolve(s.driver_version, {"nvmlSystemGetDriverVersion"});
+  resolve(s.device_count, {"nvmlDeviceGetCount_v2"});
+  resolve(s.handle_by_index, {"nvmlDeviceGetHandleByIndex_v2"});
+  resolve(s.uuid, {"nvmlDeviceGetUUID"});
+  resolve(s.name, {"nvmlDeviceGetName"});
+  resolve(s.pci_info, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+  resolve(s.minor_number, {"nvmlDeviceGetMinorNumber"});
+  resolve(s.memory, {"nvmlDeviceGetMemoryInfo"});
+  resolve(s.utilization, {"nvmlDeviceGetUtilizationRates"});
+  resolve(s.temperature, {"nvmlDeviceGetTemperature"});
+  resolve(s.power_usage, {"nvmlDeviceGetPowerUsage"});
+  resolve(s.energy, {"nvmlDeviceGetTotalEnergyConsumption"});
+  resolve(s.pcie_throughput, {"nvmlDeviceGetPcieThroughput"});
+  resolve(s.field_values, {"nvmlDeviceGetFieldValues"});
+  resolve(s.compute_processes,
+          {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+}
+
+NvmlLibrary::~NvmlLibrary() {
+  if (symbols_.shutdown != nullptr)
+    for (; successful_inits_ > 0; --successful_inits_)
+      symbols_.shutdown();
+}
+
+std::string NvmlLibrary::file() const {
+  Dl_info info{};
+  if (symbols_.init != nullptr &&
+      dladdr(reinterpret_cast<const void *>(symbols_.init), &info) != 0 &&
+      info.dli_fname != nullptr)
+    return info.dli_fname;
+  return "(path unknown)";
+}
+
+std::string NvmlLibrary::symbol_report() const {
+  std::string report = "resolved:";
+  for (const auto &name : resolved_)
+    report += " " + name;
+  report += "; missing:";
+  for (const auto &name : missing_)
+    report += " " + name;
+  if (missing_.empty())
+    report += " none";
+  return report;
+}
+
+nt_nvml_device NvmlLibrary::device(unsigned index) const {
+  return index < devices_.size() ? devices_[index] : nullptr;
+}
+
+int NvmlLibrary::init() {
+  if (symbols_.init == nullptr)
+    return NT_NVML_ERROR_FUNCTION_NOT_FOUND;
+  const int status = symbols_.init();
+  if (status == NT_NVML_SUCCESS)
+    ++successful_inits_;
+  return status;
+}
+
+NvmlResult<std::string> NvmlLibrary::driver_version() {
+  if (symbols_.driver_version == nullptr)
+    return failed<std::string>(NT_NVML_ERROR_FUNCTION_NOT_FOUND);
+  char buffer[NT_NVML_DRIVER_VERSION_BUFFER_BYTES] = {};
+  const int status = symbols_.driver_version(buffer, sizeof buffer);
+  return {status, status == NT_NVML_SUCCESS ? bounded_string(buffer, sizeof buffer) : ""};
+}
+
+NvmlResult<unsigned> NvmlLibrary::device_count() {
+  if (symbols_.device_count == nullptr)
+    return failed<unsigned>(NT_NVML_ERROR_FUNCTION_NOT_FOUND);
+  unsigned count = 0;
+  const int status = symbols_.device_count(&count);
+  return {status, count};
+}
+
+int NvmlLibrary::open_device(unsigned index) {
+  if (symbols_.handle_by_index == nullptr)
+    return NT_NVML_ERROR_FUNCTION_NOT_FOUND;
+  nt_nvml_device handle = nullptr;
+  const int status = symbols_.handle_by_index(index, &handle);
+  if (status != NT_NVML_SUCCESS)
+    return status;
+  if (devices_.size() <= index)
+    devices_.resize(index + 1, nullptr);
+  devices_[index] = handle;
+  return NT_NVML_SUCCESS;
+}
+
+NvmlResult<std::string> NvmlLibrary::uuid(unsigned index) {
+  return with_device<std::string>(symbols_.uuid, index, [](auto uuid, nt_nvml_device handle) {
+    char buffer[NT_NVML_UUID_BUFFER_BYTES] = {};
+    const int status = uuid(handle, buffer, sizeof buffer);
+    return NvmlResult<std::string>{status, bounded_string(buffer, sizeof buffer)};
+  });
+}
+
+NvmlResult<std::string> NvmlLibrary::name(unsigned index) {
+  return with_device<std::string>(symbols_.name, index, [](auto name, nt_nvml_device handle) {
+    char buffer[NT_NVML_NAME_BUFFER_BYTES] = {};
+    const int status = name(handle, buffer, sizeof buffer);
+    return NvmlResult<std::string>{status, bounded_string(buffer, sizeof buffer)};
+  });
+}
+
+NvmlResult<std::string> NvmlLibrary::pci_bus_id(unsigned index) {
+  return with_device<std::string>(
+      symbols_.pci_info, index, [](auto pci_info, nt_nvml_device handle) {
+        nt_nvml_pci_info pci{};
+        const int status = pci_info(handle, &pci);
+        return NvmlResult<std::string>{status, bounded_string(pci.bus_id, sizeof pci.bus_id)};
+      });
+}
+
+NvmlResult<unsigned> NvmlLibrary::minor_number(unsigned index) {
+  return with_device<unsigned>(symbols_.minor_number, index,
+                               [](auto minor_number, nt_nvml_device handle) {
+                                 unsigned minor = 0;
+                                 const int status = minor_number(handle, &minor);
+                                 return NvmlResult<unsigned>{status, minor};
+                               });
+}
+
+NvmlResult<NvmlMemory> NvmlLibrary::memory(unsigned index) {
+  return with_device<NvmlMemory>(symbols_.memory, index, [](auto memory, nt_nvml_device handle) {
+    nt_nvml_memory info{};
+    const int status = memory(handle, &info);
+    return NvmlResult<NvmlMemory>{status, NvmlMemory{info.total, info.used}};
+  });
+}
+
+NvmlResult<NvmlUtilization> NvmlLibrary::utilization(unsigned index) {
+  return with_device<NvmlUtilization>(
+      symbols_.utilization, index, [](auto utilization, nt_nvml_device handle) {
+        nt_nvml_utilization rates{};
+        const int status = utilization(handle, &rates);
+        return NvmlResult<NvmlUtilization>{status, NvmlUtilization{rates.gpu, rates.memory}};
+      });
+}
+
+NvmlResult<unsigned> NvmlLibrary::temperature_celsius(unsigned index) {
+  return with_device<unsigned>(
+      symbols_.temperature, index, [](auto temperature, nt_nvml_device handle) {
+        unsigned celsius = 0;
+        const int status = temperature(handle, NT_NVML_TEMPERATURE_GPU, &celsius);
+        return NvmlResult<unsigned>{status, celsius};
+      });
+}
+
+NvmlResult<unsigned> NvmlLibrary::power_milliwatts(unsigned index) {
+  return with_device<unsigned>(symbols_.power_usage, index,
+                               [](auto power_usage, nt_nvml_device handle) {
+                                 unsigned milliwatts = 0;
+                                 const int status = power_usage(handle, &milliwatts);
+                                 return NvmlResult<unsigned>{status, milliwatts};
+                               });
+}
+
+NvmlResult<std::uint64_t> NvmlLibrary::energy_millijoules(unsigned index) {
+  return with_device<std::uint64_t>(symbols_.energy, index, [](auto energy, nt_nvml_device handle) {
+    unsigned long long millijoules = 0;
+    const int status = energy(handle, &millijoules);
+    return NvmlResult<std::uint64_t>{status, millijoules};
+  });
+}
+
+NvmlResult<unsigned> NvmlLibrary::pcie_kib_per_second(unsigned index, NvmlDirection direction) {
+  const int counter =
+      direction == NvmlDirection::tx ? NT_NVML_PCIE_TX_BYTES : NT_NVML_PCIE_RX_BYTES;
+  return with_device<unsigned>(
+      symbols_.pcie_throughput, index, [counter](auto pcie_throughput, nt_nvml_device handle) {
+        unsigned kib_per_second = 0;
+        const int status = pcie_throughput(handle, counter, &kib_per_second);
+        return NvmlResult<unsigned>{status, kib_per_second};
+      });
+}
+
+NvmlResult<std::uint64_t> NvmlLibrary::nvlink_data_kib(unsigned index, NvmlDirection direction) {
+  const unsigned field_id = direction == NvmlDirection::tx ? NT_NVML_FIELD_NVLINK_DATA_TX_KIB
+                                                           : NT_NVML_FIELD_NVLINK_DATA_RX_KIB;
+  return with_device<std::uint64_t>(
+      symbols_.field_values, index, [field_id](auto field_values, nt_nvml_device handle) {
+        nt_nvml_field_value field{};
+        field.field_id = field_id;
+        field.scope_id = NT_NVML_SCOPE_ALL_LINKS;
+        if (const int status = field_values(handle, 1, &field); status != NT_NVML_SUCCESS)
+          return failed<std::uint64_t>(status);
+        if (field.status != NT_NVML_SUCCESS)
+          return failed<std::uint64_t>(field.status);
+        return field_as_count(field);
+      });
+}
+
+NvmlResult<std::vector<NvmlProcessMemory>> NvmlLibrary::compute_processes(unsigned index) {
+  using Processes = std::vector<NvmlProcessMemory>;
+  return with_device<Processes>(
+      symbols_.compute_processes, index, [this](auto compute_processes, nt_nvml_device handle) {
+        for (int attempt = 0; attempt < kProcessListAttempts; ++attempt) {
+          // Sized for the widest layout and pre-filled, so the decoder can tell the stride.
+          std::vector<std::byte> buffer(nvml_process_buffer_bytes(process_capacity_),
+                                        kNvmlUnwrittenByte);
+          unsigned count = process_capacity_;
+          const int status = compute_processes(handle, &count, buffer.data());
+          if (status == NT_NVML_ERROR_INSUFFICIENT_SIZE) {
+            process_capacity_ =
+                std::min(kMaxProcessCapacity, std::max(count + 8, process_capacity_ * 2));
+            continue;
+          }
+          if (status != NT_NVML_SUCCESS)
+            return failed<Processes>(status);
+          if (count > process_capacity_)
+            return failed<Processes>(kNvmlUnrecognisedLayout);
+          auto processes = decode_nvml_processes(buffer, count);
+          if (!processes)
+            return failed<Processes>(kNvmlUnrecognisedLayout);
+          return NvmlResult<Processes>{NT_NVML_SUCCESS, std::move(*processes)};
+        }
+        return failed<Processes>(NT_NVML_ERROR_INSUFFICIENT_SIZE);
+      });
+}
+
+std::unique_ptr<NvmlApi> open_nvml(const std::string &library) {
+  auto loaded = NvmlLibrary::load(library);
+  if (!loaded.library) {
+    const bool named_file_exists =
+        library.find('/') != std::string::npos && access(library.c_str(), F_OK) == 0;
+    if (named_file_exists)
+      spdlog::warn("NVML: cannot load {}: {}; no GPU device metrics", library, loaded.error);
+    else
+      spdlog::info("NVML not available ({}): no GPU device metrics", loaded.error);
+    return nullptr;
+  }
+  spdlog::info("NVML: loaded {}", loaded.library->file());
+  spdlog::debug("NVML symbols {}", loaded.library->symbol_report());
+  return std::move(loaded.library);
+}
+
+} // namespace neutracer

@@ -1,0 +1,172 @@
+#include "nvml/nvml_sampler.h"
+
+#include <map>
+#include <spdlog/spdlog.h>
+
+#include "nvml/nvml_status_text.h"
+
+namespace neutracer {
+namespace {
+
+constexpr double kBytesPerKib = 1024.0;
+
+bool is_permanent(int status) {
+  return status == NT_NVML_ERROR_NOT_SUPPORTED || status == NT_NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+std::string describe(const std::optional<double> &value) {
+  return value ? fmt::format("{:g}", *value) : std::string("-");
+}
+
+} // namespace
+
+template <typename Query>
+auto NvmlSampler::ask(unsigned device, NvmlCall call, int variant, Query query)
+    -> std::optional<decltype(query().value)> {
+  const auto key = std::tuple{device, call, variant};
+  if (unsupported_.contains(key))
+    return std::nullopt;
+  auto result = query();
+  if (result.ok())
+    return std::move(result.value);
+  record_failure(device, call, result.status);
+  if (is_permanent(result.status))
+    unsupported_.insert(key);
+  return std::nullopt;
+}
+
+void NvmlSampler::record_failure(unsigned device, NvmlCall call, int status) {
+  ++errors_[static_cast<std::size_t>(call)];
+  if (!logged_.insert({device, call, status}).second)
+    return;
+  const auto where = device == kNoDevice ? std::string() : fmt::format(" on GPU {}", device);
+  if (call == NvmlCall::init)
+    spdlog::warn("NVML: nvmlInit failed: {}; no GPU device metrics until it succeeds (retried "
+                 "every {} scans, logged once)",
+                 nvml_status_text(status), kInitRetryScans);
+  else if (is_permanent(status))
+    spdlog::info("NVML: {}{} is not available: {}; its values are left out", nvml_call_name(call),
+                 where, nvml_status_text(status));
+  else
+    spdlog::warn("NVML: {}{} failed: {}; its values are left out while it fails (logged once)",
+                 nvml_call_name(call), where, nvml_status_text(status));
+}
+
+bool NvmlSampler::ready() {
+  if (!initialised_) {
+    if (scans_until_init_ > 0) {
+      --scans_until_init_;
+      return false;
+    }
+    if (const int status = api_.init(); status != NT_NVML_SUCCESS) {
+      record_failure(kNoDevice, NvmlCall::init, status);
+      scans_until_init_ = kInitRetryScans - 1;
+      return false;
+    }
+    initialised_ = true;
+  }
+  if (!listed_)
+    listed_ = list_devices();
+  return listed_;
+}
+
+bool NvmlSampler::list_devices() {
+  const auto count =
+      ask(kNoDevice, NvmlCall::device_count, 0, [this] { return api_.device_count(); });
+  if (!count)
+    return false;
+  driver_version_ = ask(kNoDevice, NvmlCall::driver_version, 0, [this] {
+                      return api_.driver_version();
+                    }).value_or("");
+  for (unsigned index = 0; index < *count; ++index) {
+    if (const int status = api_.open_device(index); status != NT_NVML_SUCCESS) {
+      record_failure(index, NvmlCall::device_handle, status);
+      continue;
+    }
+    NvmlDevice device;
+    device.index = index;
+    device.uuid = ask(index, NvmlCall::uuid, 0, [&] { return api_.uuid(index); }).value_or("");
+    device.name = ask(index, NvmlCall::name, 0, [&] { return api_.name(index); }).value_or("");
+    device.pci_bus_id =
+        ask(index, NvmlCall::pci_info, 0, [&] { return api_.pci_bus_id(index); }).value_or("");
+    device.minor_number =
+        ask(index, NvmlCall::minor_number, 0, [&] { return api_.minor_number(index); });
+    spdlog::info("NVML GPU {}: {} {} at {}, /dev/nvidia{}, driver {}", index, device.name,
+                 device.uuid, device.pci_bus_id,
+                 device.minor_number ? std::to_string(*device.minor_number) : "?", driver_version_);
+    devices_.push_back(std::move(device));
+  }
+  if (*count == 0)
+    spdlog::info("NVML: no GPUs");
+  return true;
+}
+
+NvmlDeviceSample NvmlSampler::sample_device(const NvmlDevice &device) {
+  const unsigned i = device.index;
+  NvmlDeviceSample s;
+  s.device = device;
+  if (const auto u = ask(i, NvmlCall::utilization, 0, [&] { return api_.utilization(i); })) {
+    s.gpu_utilization_ratio = u->gpu_percent / 100.0;
+    s.memory_bandwidth_utilization_ratio = u->memory_percent / 100.0;
+  }
+  if (const auto m = ask(i, NvmlCall::memory_info, 0, [&] { return api_.memory(i); })) {
+    s.memory_used_bytes = m->used_bytes;
+    s.memory_total_bytes = m->total_bytes;
+  }
+  if (const auto t = ask(i, NvmlCall::temperature, 0, [&] { return api_.temperature_celsius(i); }))
+    s.temperature_celsius = *t;
+  if (const auto mw = ask(i, NvmlCall::power_usage, 0, [&] { return api_.power_milliwatts(i); }))
+    s.power_watts = *mw / 1000.0;
+  if (const auto mj = ask(i, NvmlCall::energy, 0, [&] { return api_.energy_millijoules(i); }))
+    s.energy_joules = static_cast<double>(*mj) / 1000.0;
+  for (const auto direction : {NvmlDirection::tx, NvmlDirection::rx}) {
+    const int variant = static_cast<int>(direction);
+    const auto pcie = ask(i, NvmlCall::pcie_throughput, variant,
+                          [&] { return api_.pcie_kib_per_second(i, direction); });
+    const auto nvlink =
+        ask(i, NvmlCall::field_values, variant, [&] { return api_.nvlink_data_kib(i, direction); });
+    auto &pcie_out =
+        direction == NvmlDirection::tx ? s.pcie_tx_bytes_per_second : s.pcie_rx_bytes_per_second;
+    auto &nvlink_out = direction == NvmlDirection::tx ? s.nvlink_tx_bytes : s.nvlink_rx_bytes;
+    if (pcie)
+      pcie_out = *pcie * kBytesPerKib;
+    if (nvlink)
+      nvlink_out = static_cast<double>(*nvlink) * kBytesPerKib;
+  }
+  if (const auto processes =
+          ask(i, NvmlCall::compute_processes, 0, [&] { return api_.compute_processes(i); })) {
+    // Under MIG a process appears once per GPU instance it uses: one series per pid.
+    std::map<std::uint32_t, std::uint64_t> by_pid;
+    for (const auto &process : *processes)
+      if (process.used_bytes != NT_NVML_VALUE_NOT_AVAILABLE)
+        by_pid[process.pid] += process.used_bytes;
+    s.processes.emplace();
+    for (const auto &[pid, bytes] : by_pid)
+      s.processes->push_back({pid, bytes});
+  }
+  spdlog::debug("NVML GPU {}: utilization {}, memory {}/{} bytes, {} C, {} W, PCIe tx/rx {}/{} "
+                "B/s, NVLink tx/rx {}/{} B, {} processes",
+                i, describe(s.gpu_utilization_ratio),
+                s.memory_used_bytes ? std::to_string(*s.memory_used_bytes) : "-",
+                s.memory_total_bytes ? std::to_string(*s.memory_total_bytes) : "-",
+                describe(s.temperature_celsius), describe(s.power_watts),
+                describe(s.pcie_tx_bytes_per_second), describe(s.pcie_rx_bytes_per_second),
+                describe(s.nvlink_tx_bytes), describe(s.nvlink_rx_bytes),
+                s.processes ? std::to_string(s.processes->size()) : "-");
+  return s;
+}
+
+NvmlSnapshot NvmlSampler::sample() {
+  NvmlSnapshot snapshot;
+  snapshot.in_use = true;
+  if (ready()) {
+    snapshot.driver_version = driver_version_;
+    for (const auto &device : devices_)
+      snapshot.devices.push_back(sample_device(device));
+  }
+  for (std::size_t call = 0; call < kNvmlCallNames.size(); ++call)
+    snapshot.errors_by_call[std::string(kNvmlCallNames[call])] = errors_[call];
+  return snapshot;
+}
+
+} // namespace neutracer

@@ -1,0 +1,212 @@
+#include "os/os_proc_parsers.h"
+
+#include <array>
+#include <charconv>
+
+namespace neutracer {
+namespace {
+
+template <typename T> Parsed<T> failure(std::string error) {
+  return {std::nullopt, std::move(error)};
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+// Calls fn(key, value) for each "key: value" line; false when a line has no colon.
+template <typename Fn> bool for_each_key_value(std::string_view text, Fn &&fn) {
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    const auto line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (trim(line).empty())
+      continue;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos)
+      return false;
+    fn(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return true;
+}
+
+} // namespace
+
+Parsed<ProcessStatFields> parse_process_stat(std::string_view text) {
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return failure<ProcessStatFields>("stat: no (comm)");
+  // Fields 3..24 after the comm: index = field number - 3.
+  constexpr std::size_t kFields = 22;
+  std::array<std::string_view, kFields> fields;
+  std::string_view rest = text.substr(close + 1);
+  std::size_t count = 0;
+  while (count < kFields) {
+    const auto start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos)
+      break;
+    rest.remove_prefix(start);
+    const auto end = rest.find_first_of(" \n");
+    fields[count++] = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  }
+  if (count < kFields)
+    return failure<ProcessStatFields>("stat: " + std::to_string(count + 2) +
+                                      " fields, need at least 24");
+  if (fields[0].size() != 1)
+    return failure<ProcessStatFields>("stat: bad state field '" + std::string(fields[0]) + "'");
+  ProcessStatFields stat;
+  stat.state = fields[0][0];
+  struct Field {
+    std::size_t number;
+    std::uint64_t *target;
+  };
+  const std::array<Field, 8> wanted = {{{10, &stat.minor_faults},
+                                        {12, &stat.major_faults},
+                                        {14, &stat.utime_ticks},
+                                        {15, &stat.stime_ticks},
+                                        {20, &stat.num_threads},
+                                        {22, &stat.start_ticks},
+                                        {23, &stat.vsize_bytes},
+                                        {24, &stat.rss_pages}}};
+  for (const auto &field : wanted) {
+    const auto value = parse_u64(fields[field.number - 3]);
+    if (!value)
+      return failure<ProcessStatFields>("stat: field " + std::to_string(field.number) +
+                                        " is not a non-negative number: '" +
+                                        std::string(fields[field.number - 3]) + "'");
+    *field.target = *value;
+  }
+  return {stat, {}};
+}
+
+Parsed<ProcIoCounters> parse_proc_io(std::string_view text) {
+  ProcIoCounters io;
+  struct Key {
+    std::string_view name;
+    std::uint64_t *target;
+    bool required;
+    bool seen = false;
+  };
+  std::array<Key, 7> keys = {{{"rchar", &io.rchar, true},
+                              {"wchar", &io.wchar, true},
+                              {"syscr", &io.syscr, true},
+                              {"syscw", &io.syscw, true},
+                              {"read_bytes", &io.read_bytes, true},
+                              {"write_bytes", &io.write_bytes, true},
+                              {"cancelled_write_bytes", &io.cancelled_write_bytes, false}}};
+  std::string error;
+  const bool lines_ok =
+      for_each_key_value(text, [&](std::string_view name, std::string_view value) {
+        for (auto &key : keys) {
+          if (key.name != name)
+            continue;
+          const auto number = parse_u64(value);
+          if (!number) {
+            if (error.empty())
+              error = "io: bad value for " + std::string(name) + ": '" + std::string(value) + "'";
+            return;
+          }
+          *key.target = *number;
+          key.seen = true;
+        }
+      });
+  if (!lines_ok)
+    return failure<ProcIoCounters>("io: a line without 'key: value'");
+  if (!error.empty())
+    return failure<ProcIoCounters>(error);
+  for (const auto &key : keys)
+    if (key.required && !key.seen)
+      return failure<ProcIoCounters>("io: missing " + std::string(key.name));
+  return {io, {}};
+}
+
+Parsed<ProcStatusFields> parse_proc_status(std::string_view text) {
+  ProcStatusFields status;
+  bool threads_seen = false;
+  std::string error;
+  const auto number = [&](std::string_view name, std::string_view value,
+                          std::uint64_t multiplier) -> std::optional<std::uint64_t> {
+    std::string_view digits = value;
+    if (multiplier != 1) {
+      if (!digits.ends_with("kB")) {
+        if (error.empty())
+          error = "status: " + std::string(name) + " without kB: '" + std::string(value) + "'";
+        return std::nullopt;
+      }
+      digits = trim(digits.substr(0, digits.size() - 2));
+    }
+    const auto parsed = parse_u64(digits);
+    if (!parsed) {
+      if (error.empty())
+        error = "status: bad value for " + std::string(name) + ": '" + std::string(value) + "'";
+      return std::nullopt;
+    }
+    return *parsed * multiplier;
+  };
+  // Other lines (Name, Cpus_allowed_list, ...) are free text; only the ones used are checked.
+  for (std::string_view rest = text; !rest.empty();) {
+    const auto end = rest.find('\n');
+    const auto line = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos)
+      continue;
+    const auto name = trim(line.substr(0, colon));
+    const auto value = trim(line.substr(colon + 1));
+    if (name == "VmRSS") {
+      status.vm_rss_bytes = number(name, value, 1024);
+    } else if (name == "VmSize") {
+      status.vm_size_bytes = number(name, value, 1024);
+    } else if (name == "Threads") {
+      const auto threads = number(name, value, 1);
+      threads_seen = threads.has_value();
+      status.threads = threads.value_or(0);
+    } else if (name == "voluntary_ctxt_switches") {
+      status.voluntary_ctxt_switches = number(name, value, 1);
+    } else if (name == "nonvoluntary_ctxt_switches") {
+      status.nonvoluntary_ctxt_switches = number(name, value, 1);
+    }
+  }
+  if (!error.empty())
+    return failure<ProcStatusFields>(error);
+  if (!threads_seen)
+    return failure<ProcStatusFields>("status: no Threads line");
+  return {status, {}};
+}
+
+Parsed<std::vector<std::uint32_t>> parse_cpu_list(std::string_view text) {
+  constexpr std::uint64_t kMaxCpus = 65536;
+  std::vector<std::uint32_t> cpus;
+  text = trim(text);
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const auto item = trim(text.substr(0, comma));
+    text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
+    const auto dash = item.find('-');
+    const auto first = parse_u64(item.substr(0, dash));
+    const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
+    if (!first || !last || *last < *first || *last >= kMaxCpus)
+      return failure<std::vector<std::uint32_t>>("cpu list: bad range '" + std::string(item) + "'");
+    if (cpus.size() + (*last - *first + 1) > kMaxCpus)
+      return failure<std::vector<std::uint32_t>>("cpu list: more than 65536 CPUs");
+    for (auto cpu = *first; cpu <= *last; ++cpu)
+      cpus.push_back(static_cast<std::uint32_t>(cpu));
+  }
+  return {cpus, {}};
+}
+
+} // namespace neutracer
