@@ -15,13 +15,35 @@ struct {
 	__type(value, __u64);
 } launches SEC(".maps");
 
+/*
+ * Adaptive launch counting (set before load): the launch probes of a process are attached
+ * for a window of each period, and only launches inside the window are counted. The daemon
+ * opens and closes the window here, so the time it measures is the time counted.
+ */
+const volatile __u32 gated = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* 1 while the window is open */
+} launch_gates SEC(".maps");
+
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
 
 static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (gated) {
+		__u32 *open = bpf_map_lookup_elem(&launch_gates, &tgid);
+
+		if (!open || !*open)
+			return 0;
+	}
 	struct nt_launch_key key = {
-		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.tgid = tgid,
 		.api = (__u32)bpf_get_attach_cookie(ctx),
 		.proc_start_ns = current_process_start_ns(),
 		.handle = handle,

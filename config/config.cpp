@@ -100,6 +100,20 @@ std::optional<std::string> check_throughput_window(milliseconds value) {
   return check_duration_range(value, kMinThroughputWindow, kMaxThroughputWindow);
 }
 
+std::optional<std::string> check_launch_counting(const std::string &value) {
+  if (value == "exact" || value == "adaptive" || value == "off")
+    return std::nullopt;
+  return "must be exact, adaptive or off";
+}
+
+std::optional<std::string> check_launch_max_rate(std::uint64_t value) {
+  return check_range(value, 1, 10'000'000);
+}
+
+std::optional<std::string> check_launch_sample_period(milliseconds value) {
+  return check_duration_range(value, milliseconds(100), milliseconds(60'000));
+}
+
 // Fields checked only by range; each table row reads, checks and names one value.
 constexpr milliseconds kMinDetectorDuration{1000};
 constexpr milliseconds kMaxDetectorDuration{24 * 3600 * 1000};
@@ -291,6 +305,31 @@ std::optional<std::string> read_bool(const YAML::Node &node, bool &out) {
   return "expected true or false, got " + describe_type(node);
 }
 
+// A list of {match: PATTERN, counting: exact|adaptive|off}.
+std::optional<std::string> read_launch_rules(const YAML::Node &node,
+                                             std::vector<std::pair<std::string, std::string>> &out) {
+  if (!node.IsSequence())
+    return "expected a list of {match: PATTERN, counting: MODE}, got " + describe_type(node);
+  std::vector<std::pair<std::string, std::string>> rules;
+  for (const auto &entry : node) {
+    const auto index = "rule " + std::to_string(rules.size() + 1) + ": ";
+    if (!entry.IsMap() || entry.size() != 2 || !entry["match"] || !entry["counting"])
+      return index + "expected exactly the keys match and counting";
+    std::string pattern, mode;
+    if (auto problem = read_string(entry["match"], pattern))
+      return index + "match: " + *problem;
+    if (pattern.empty())
+      return index + "match must not be empty";
+    if (auto problem = read_string(entry["counting"], mode))
+      return index + "counting: " + *problem;
+    if (auto problem = check_launch_counting(mode))
+      return index + "counting '" + mode + "' " + *problem;
+    rules.emplace_back(pattern, mode);
+  }
+  out = std::move(rules);
+  return std::nullopt;
+}
+
 struct Field {
   const char *name;
   FieldReader read;                  // for scalar keys
@@ -317,6 +356,24 @@ const std::vector<Field> kCudaFields = {
      [](const YAML::Node &v, Config &c) {
        return read_checked_duration(v, c.cuda.throughput_window, check_throughput_window);
      },
+     nullptr},
+    {"launch_counting",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.cuda.launch_counting, check_launch_counting);
+     },
+     nullptr},
+    {"launch_max_rate",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.cuda.launch_max_rate, check_launch_max_rate);
+     },
+     nullptr},
+    {"launch_sample_period",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.cuda.launch_sample_period, check_launch_sample_period);
+     },
+     nullptr},
+    {"launch_rules",
+     [](const YAML::Node &v, Config &c) { return read_launch_rules(v, c.cuda.launch_rules); },
      nullptr},
 };
 
@@ -722,6 +779,14 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_throughput_window(cuda.throughput_window))
       return ConfigError{invalid_value("cuda.throughput_window",
                                        format_duration(cuda.throughput_window), *problem)};
+    if (auto problem = check_launch_counting(cuda.launch_counting))
+      return ConfigError{invalid_value("cuda.launch_counting", cuda.launch_counting, *problem)};
+    if (auto problem = check_launch_max_rate(cuda.launch_max_rate))
+      return ConfigError{invalid_value("cuda.launch_max_rate",
+                                       std::to_string(cuda.launch_max_rate), *problem)};
+    if (auto problem = check_launch_sample_period(cuda.launch_sample_period))
+      return ConfigError{invalid_value("cuda.launch_sample_period",
+                                       format_duration(cuda.launch_sample_period), *problem)};
     const Config::Detectors &d = config.detectors;
     for (const auto &[key, value] :
          {std::pair{"detectors.leak.window", d.leak_window},

@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <thread>
 #include <unistd.h>
@@ -34,21 +35,6 @@ Skeleton *open_and_load(const char *what, Open open, Load load,
   return skeleton;
 }
 
-// Removing a uprobe waits for an RCU grace period in the kernel, one after another when done
-// from one thread: 112 probes took 14.7 s to remove here, 1.6 s from one thread per link.
-template <typename Links> void destroy_in_parallel(Links links) {
-  constexpr std::size_t kThreads = 128;
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < std::min(kThreads, links.size()); ++t)
-    threads.emplace_back([&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < links.size();)
-        links[i].reset();
-    });
-  for (auto &thread : threads)
-    thread.join();
-}
-
 // Walks a hash map key by key (two syscalls per entry): for small maps, and where batched
 // lookups are unavailable.
 template <typename Key, typename Value, typename Fn> void for_each_entry(int fd, Fn &&fn) {
@@ -65,7 +51,6 @@ template <typename Key, typename Value, typename Fn> void for_each_entry(int fd,
 
 } // namespace
 
-void CudaTracer::LinkDeleter::operator()(bpf_link *link) const { bpf_link__destroy(link); }
 void CudaTracer::LaunchDeleter::operator()(cuda_launch *skeleton) const {
   cuda_launch__destroy(skeleton);
 }
@@ -74,11 +59,13 @@ void CudaTracer::CallsDeleter::operator()(cuda_calls *skeleton) const {
 }
 void CudaTracer::RingBufferDeleter::operator()(ring_buffer *rb) const { ring_buffer__free(rb); }
 
-CudaTracer::CudaTracer(const TracerSettings &settings) {
+CudaTracer::CudaTracer(const TracerSettings &settings)
+    : per_process_launch_probes_(settings.per_process_launch_probes) {
   route_libbpf_logs_to_spdlog();
   launch_.reset(open_and_load<cuda_launch>(
       "cuda_launch", cuda_launch__open_opts, cuda_launch__load, [&](cuda_launch *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.launches, settings.launch_map_entries);
+        skeleton->rodata->gated = settings.per_process_launch_probes ? 1 : 0;
       }));
   calls_.reset(open_and_load<cuda_calls>(
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, [&](cuda_calls *skeleton) {
@@ -106,13 +93,14 @@ CudaTracer::CudaTracer(const TracerSettings &settings) {
 
 CudaTracer::~CudaTracer() {
   // Links first: no probe may fire into programs being torn down.
-  for (auto &reaper : reapers_)
-    reaper.join();
   std::vector<Link> links;
   for (auto &[id, library_links] : attachments_)
     std::move(library_links.begin(), library_links.end(), std::back_inserter(links));
   attachments_.clear();
-  destroy_in_parallel(std::move(links));
+  for (auto &[pid, process_links] : process_launch_links_)
+    std::move(process_links.begin(), process_links.end(), std::back_inserter(links));
+  process_launch_links_.clear();
+  destroy_links(std::move(links));
 }
 
 AttachSummary CudaTracer::attach(const CudaLibrary &library) {
@@ -145,16 +133,23 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     }
     links.emplace_back(link);
   };
+  LaunchLibrary launch_library;
+  const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api) {
+    if (per_process_launch_probes_)
+      launch_library.sites.push_back({program, offset, api});
+    else
+      attach_one(program, offset, api, false);
+  };
   for (const auto &probe : probed_symbols()) {
     const auto found = offsets.found.find(std::string(probe.symbol));
     if (found == offsets.found.end())
       continue;
     switch (probe.program) {
     case ProbeProgram::launch_handle_arg1:
-      attach_one(launch_->progs.launch_handle_arg1, found->second, probe.api, false);
+      launch_probe(launch_->progs.launch_handle_arg1, found->second, probe.api);
       break;
     case ProbeProgram::launch_handle_arg2:
-      attach_one(launch_->progs.launch_handle_arg2, found->second, probe.api, false);
+      launch_probe(launch_->progs.launch_handle_arg2, found->second, probe.api);
       break;
     case ProbeProgram::call:
       attach_one(calls_->progs.call_enter, found->second, probe.api, false);
@@ -178,7 +173,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   // The file was opened through one process's root: if that process exited mid-attach, the
   // rest failed. Keep nothing, so the next scan attaches again through a live process.
   if (summary.errors > 0 && ::access(library.open_path.c_str(), F_OK) != 0) {
-    destroy_in_parallel(std::move(links));
+    destroy_links(std::move(links));
     summary.probes = 0;
     summary.retry = true;
     return summary;
@@ -186,17 +181,66 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   summary.probes = links.size();
   if (!links.empty())
     attachments_.emplace(library.id, std::move(links));
+  if (per_process_launch_probes_ && !launch_library.sites.empty()) {
+    launch_library.file = UniqueFd(::open(library.open_path.c_str(), O_PATH | O_CLOEXEC));
+    if (launch_library.file)
+      launch_libraries_.insert_or_assign(library.id, std::move(launch_library));
+  }
   return summary;
+}
+
+std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
+                                             std::string &first_error) {
+  auto &links = process_launch_links_[pid];
+  if (!links.empty())
+    return links.size();
+  for (const auto &id : libraries) {
+    const auto library = launch_libraries_.find(id);
+    if (library == launch_libraries_.end())
+      continue;
+    // The held descriptor names the file whichever process it was found through.
+    const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
+    for (const auto &site : library->second.sites) {
+      LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = site.api);
+      if (bpf_link *link =
+              bpf_program__attach_uprobe_opts(site.program, pid, path.c_str(), site.offset,
+                                               &options))
+        links.emplace_back(link);
+      else if (first_error.empty())
+        first_error = "attaching launch probes for pid " + std::to_string(pid) + ": " +
+                      errno_text(errno);
+    }
+  }
+  const auto attached = links.size();
+  if (attached == 0)
+    process_launch_links_.erase(pid);
+  return attached;
+}
+
+void CudaTracer::detach_launch_probes(int pid) {
+  const auto it = process_launch_links_.find(pid);
+  if (it == process_launch_links_.end())
+    return;
+  reaper_.reap(std::move(it->second));
+  process_launch_links_.erase(it);
+}
+
+void CudaTracer::set_launch_gate(std::uint32_t tgid, bool open) {
+  const std::uint32_t value = open ? 1 : 0;
+  bpf_map_update_elem(bpf_map__fd(launch_->maps.launch_gates), &tgid, &value, BPF_ANY);
+}
+
+void CudaTracer::forget_launch_gate(std::uint32_t tgid) {
+  bpf_map_delete_elem(bpf_map__fd(launch_->maps.launch_gates), &tgid);
 }
 
 void CudaTracer::detach(const LibraryId &id) {
   const auto it = attachments_.find(id);
   if (it == attachments_.end())
     return;
-  auto links = std::move(it->second);
+  reaper_.reap(std::move(it->second));
   attachments_.erase(it);
-  reapers_.emplace_back(
-      [links = std::move(links)]() mutable { destroy_in_parallel(std::move(links)); });
+  launch_libraries_.erase(id);
 }
 
 std::vector<LibraryId> CudaTracer::attached() const {

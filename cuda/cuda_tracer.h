@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "common/bpf_errors.h"
+#include "common/bpf_link.h"
+#include "common/unique_fd.h"
 #include "cuda/cuda_discovery.h"
 #include "cuda/cuda_state.h"
+#include "cuda/launch_probe_control.h"
 
-struct bpf_link;
+struct bpf_program;
 struct cuda_launch;
 struct cuda_calls;
 struct ring_buffer;
@@ -26,6 +29,10 @@ namespace neutracer {
 struct TracerSettings {
   std::uint32_t launch_map_entries = 65536;
   std::uint32_t ring_buffer_bytes = 8u << 20;
+  // false: launch probes attach system-wide with the other probes (exact counting). true: they
+  // attach per process through LaunchProbeControl, and count only while the process's gate is
+  // open (adaptive counting).
+  bool per_process_launch_probes = false;
 };
 
 struct AttachSummary {
@@ -43,7 +50,7 @@ struct TracerStats {
   std::uint64_t return_without_entry = 0;
 };
 
-class CudaTracer {
+class CudaTracer : public LaunchProbeControl {
 public:
   explicit CudaTracer(const TracerSettings &settings); // throws TracerError
   ~CudaTracer();
@@ -62,7 +69,15 @@ public:
   void poll(std::chrono::milliseconds timeout,
             const std::function<void(std::span<const std::byte>)> &sink);
 
-  std::vector<LaunchCount> read_launch_counts() const;
+  std::vector<LaunchCount> read_launch_counts() const override;
+
+  // LaunchProbeControl (per_process_launch_probes only).
+  std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
+                                   std::string &first_error) override;
+  void detach_launch_probes(int pid) override;
+  void set_launch_gate(std::uint32_t tgid, bool open) override;
+  void forget_launch_gate(std::uint32_t tgid) override;
+
   std::vector<InflightCall> read_inflight_calls() const;
   void delete_launch_counts(const std::vector<LaunchCount> &entries);
   void delete_inflight_calls(const std::vector<InflightCall> &calls);
@@ -72,10 +87,18 @@ public:
   std::uint32_t inflight_map_max_entries() const;
 
 private:
-  struct LinkDeleter {
-    void operator()(bpf_link *link) const;
+  using Link = BpfLink;
+  // Where a library's launch symbols are, for per-process launch probes; the file is held open
+  // so it stays reachable after the process it was found through exits.
+  struct LaunchSite {
+    bpf_program *program;
+    std::uint64_t offset;
+    nt_api api;
   };
-  using Link = std::unique_ptr<bpf_link, LinkDeleter>;
+  struct LaunchLibrary {
+    UniqueFd file;
+    std::vector<LaunchSite> sites;
+  };
   struct LaunchDeleter {
     void operator()(cuda_launch *skeleton) const;
   };
@@ -91,9 +114,11 @@ private:
   std::unique_ptr<ring_buffer, RingBufferDeleter> ring_buffer_;
   const std::function<void(std::span<const std::byte>)> *sink_ = nullptr;
   std::map<LibraryId, std::vector<Link>> attachments_;
-  // Links being removed in the background: uprobe removal takes the kernel seconds, and the
-  // main loop must keep scanning and publishing meanwhile.
-  std::vector<std::thread> reapers_;
+  bool per_process_launch_probes_ = false;
+  std::map<LibraryId, LaunchLibrary> launch_libraries_;
+  std::map<int, std::vector<Link>> process_launch_links_;
+  // Declared last: destroyed first, so links being removed never outlive their programs.
+  LinkReaper reaper_;
 };
 
 } // namespace neutracer

@@ -15,6 +15,7 @@
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"
 #include "exporters/kernels_json.h"
+#include "exporters/launch_metrics.h"
 #include "exporters/metric_builders.h"
 #include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
@@ -60,6 +61,18 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublishe
           [this](const ProcessId &id) { return visible_gpus_of(procfs_, host_gpus_, id); }}),
       detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir) {
   health_.version = kVersion;
+  if (config.cuda.launch_counting != "exact") {
+    std::vector<LaunchRule> rules;
+    for (const auto &[pattern, mode] : config.cuda.launch_rules)
+      rules.push_back({pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
+    LaunchSamplingSettings sampling;
+    sampling.max_rate = config.cuda.launch_max_rate;
+    sampling.period_ns = static_cast<std::uint64_t>(
+        std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
+    launches_.emplace(parse_launch_counting(config.cuda.launch_counting)
+                          .value_or(LaunchCounting::adaptive),
+                      std::move(rules), sampling, tracer_);
+  }
   raise_open_file_limit();
   for (const auto &gpu : host_gpus_)
     spdlog::info("GPU {}: {} at {}", gpu.index, gpu.uuid, gpu.pci_bus_id);
@@ -101,6 +114,10 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
   }
 }
 
+std::vector<LaunchCount> DaemonLoop::read_launch_counts() {
+  return launches_ ? launches_->read(monotonic_ns()) : tracer_.read_launch_counts();
+}
+
 void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
   tracer_.poll(timeout, [this](std::span<const std::byte> bytes) {
     if (auto event = decode_event(bytes))
@@ -115,6 +132,9 @@ void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<Launc
   if (removed.empty())
     return;
   const std::set<ProcessId> gone(removed.begin(), removed.end());
+  if (launches_)
+    for (const auto &id : removed)
+      launches_->forget_counts(id.pid);
   const auto kept = [&](const auto &entry) {
     return !gone.contains(state_.process_id(entry.tgid, entry.proc_start_ns));
   };
@@ -160,11 +180,16 @@ void DaemonLoop::track_images() {
 void DaemonLoop::scan_once() {
   const auto started = std::chrono::steady_clock::now();
   auto discovery = discover_cuda_processes(procfs_);
+  // The daemon maps libcuda itself once NVML is loaded: it never traces itself.
+  std::erase_if(discovery.processes,
+                [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
   pod_names_.resolve(discovery.processes);
   attach_new_libraries(discovery);
+  if (launches_)
+    launches_->update_processes(discovery.processes, monotonic_ns());
   // Names and allocations that arrived before now are applied before counts are joined.
   drain_events(std::chrono::milliseconds(0));
-  auto launches = tracer_.read_launch_counts();
+  auto launches = read_launch_counts();
   auto inflight = tracer_.read_inflight_calls();
   // Counted from the full reads the scan makes anyway: no extra syscalls.
   map_occupancy_ = {{"launches", launches.size(), tracer_.launch_map_max_entries()},
@@ -294,6 +319,10 @@ void DaemonLoop::publish() {
        {cuda_families(state_), detector_families(detectors_, delivery_), os_families(os_views)})
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
   snapshot->families.push_back(container_info_family(state_));
+  for (auto &family : launch_counting_families(
+           config_.cuda.launch_counting, state_,
+           launches_ ? launches_->processes() : std::vector<LaunchProcessView>{}))
+    snapshot->families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))
     snapshot->families.push_back(std::move(gpu_family));
   for (auto &family : bpf_map_families(map_occupancy_))
@@ -331,8 +360,16 @@ void DaemonLoop::run(const std::atomic<bool> &stop) {
       if (next_scan < now) // fell behind: do not scan back to back
         next_scan = now + config_.scan_interval;
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
         next_scan - std::chrono::steady_clock::now());
+    if (launches_) {
+      launches_->tick(monotonic_ns());
+      const auto deadline = launches_->next_deadline_ns();
+      const auto now_ns = monotonic_ns();
+      if (deadline != UINT64_MAX)
+        wait = std::min(wait, std::chrono::milliseconds(
+                                  deadline > now_ns ? (deadline - now_ns) / 1'000'000 : 0));
+    }
     // Short polls keep shutdown prompt; events are consumed as they come.
     drain_events(std::clamp(wait, std::chrono::milliseconds(0), std::chrono::milliseconds(100)));
   }

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracer.h"
+#include "cuda/launch_scheduler.h"
 #include "gpus/host_gpus.h"
 #include "common/journal_writer.h"
 #include "containers/kubernetes_pods.h"
@@ -45,6 +46,8 @@ public:
 
 private:
   void attach_new_libraries(const DiscoveryResult &discovery);
+  // Exact mode: the raw in-kernel counts; adaptive and off: the scheduler's scaled totals.
+  std::vector<LaunchCount> read_launch_counts();
   // Deletes the in-kernel entries of forgotten processes and drops them from this scan's reads.
   void forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
               std::vector<InflightCall> &inflight);
@@ -83,6 +86,7 @@ private:
   std::map<ProcessId, ProcessImage> images_;
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::optional<NvmlSampler> nvml_;
+  std::optional<LaunchScheduler> launches_; // not in exact mode
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
 };
 

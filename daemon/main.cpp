@@ -165,8 +165,9 @@ int main(int argc, char **argv) {
     // A host that cannot trace stops here, with the reason and its exit code.
     require_kernel_btf();
     require_uprobe_permission();
-    CudaTracer tracer(
-        TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes});
+    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries,
+                                     config.cuda.ring_buffer_bytes,
+                                     config.cuda.launch_counting != "exact"});
     // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
     // metrics and the /proc-based OS figures.
     std::unique_ptr<OsTracer> os_tracer;

@@ -36,7 +36,10 @@ protected:
     dir_ = fs::temp_directory_path() /
            ("neutracer-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(test_number++));
     fs::create_directories(dir_);
-    std::ofstream(dir_ / "config.yaml") << config_yaml();
+    // Exact launch counts unless a fixture says otherwise: the tests compare them to the truth.
+    const auto yaml = config_yaml();
+    std::ofstream(dir_ / "config.yaml")
+        << yaml << (yaml.find("cuda:") == std::string::npos ? "cuda: {launch_counting: exact}\n" : "");
     port_ = free_tcp_port();
     std::vector<std::string> argv{NEUTRACER_DAEMON_PATH,
                                   "--config",

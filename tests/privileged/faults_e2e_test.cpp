@@ -515,7 +515,7 @@ TEST_F(FaultsE2E, RestartedDaemonCountsOnlyWhatFollowsIt) {
 class FloodE2E : public FaultsE2E {
 protected:
   std::string config_yaml() const override {
-    return "cuda: {ring_buffer_bytes: 4096, launch_map_entries: 1024}\n";
+    return "cuda: {ring_buffer_bytes: 4096, launch_map_entries: 1024, launch_counting: exact}\n";
   }
 };
 

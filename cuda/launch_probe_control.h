@@ -1,0 +1,29 @@
+#pragma once
+// What adaptive launch counting needs from the BPF side: launch probes attached to one process,
+// and a gate that opens and closes its counting. CudaTracer implements it; tests use a fake.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_discovery.h"
+#include "cuda/cuda_state.h"
+
+namespace neutracer {
+
+class LaunchProbeControl {
+public:
+  virtual ~LaunchProbeControl() = default;
+  // Attaches the launch probes of `libraries` for `pid` alone; returns how many were attached
+  // (0 with first_error set when none could be).
+  virtual std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
+                                           std::string &first_error) = 0;
+  // Removes them (in the background); no-op when none are attached.
+  virtual void detach_launch_probes(int pid) = 0;
+  virtual void set_launch_gate(std::uint32_t tgid, bool open) = 0;
+  virtual void forget_launch_gate(std::uint32_t tgid) = 0;
+  // A full read of the in-kernel launch counters.
+  virtual std::vector<LaunchCount> read_launch_counts() const = 0;
+};
+
+} // namespace neutracer

@@ -1,0 +1,86 @@
+#pragma once
+// Launch counting that a busy process does not feel. Every counted launch costs the traced
+// thread one kernel trap (0.5-6 us by host; docs/architecture.md), so above a launch rate the
+// launch probes of a process are attached only for a window of each period, and the counts
+// of that window are scaled by period / window. Pure logic: when to count, and the scaling.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_state.h"
+
+namespace neutracer {
+
+enum class LaunchCounting {
+  exact,    // launch probes always attached: every launch counted
+  adaptive, // exact below `max_rate`, duty-cycled windows above it
+  off,      // no launch probes
+};
+std::string_view launch_counting_name(LaunchCounting mode);
+std::optional<LaunchCounting> parse_launch_counting(std::string_view text);
+
+struct LaunchSamplingSettings {
+  double max_rate = 1000;           // counted launches per second per process, at most
+  std::uint64_t period_ns = 1'000'000'000;
+  double min_fraction = 0.005;      // a sampled window is at least this share of a period
+};
+
+// The share of each period a process's launch probes stay attached, from its launch rate:
+// 1 while the rate is at most max_rate; above, max_rate / rate (never below min_fraction).
+// `was_sampled` adds hysteresis: a sampled process goes back to exact only below half the rate.
+double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second,
+                              bool was_sampled);
+
+// Turns full reads of the raw in-kernel counters into estimated totals. Each process's counting
+// is switched on and off (its gate); at each read, what a process counted since its previous
+// read is scaled by the time since that read over the time counting was on. Totals only grow.
+class LaunchScaler {
+public:
+  // A process by PID: the scheduler forgets a process when it exits, before its PID returns.
+  using Process = std::uint32_t;
+
+  // Counting for `process` starts (true) or stops (false) at now_ns (CLOCK_MONOTONIC).
+  void set_counting(const Process &process, bool on, std::uint64_t now_ns);
+  // A full read of the counters at now_ns.
+  void apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns);
+  // Estimated totals, one per counter key seen.
+  std::vector<LaunchCount> totals() const;
+  // Launches per second counted while on, over the last read interval with on time; 0 if none.
+  double rate(const Process &process) const;
+  // Share of time counted since the process was first seen (1 = exact).
+  double counted_fraction(const Process &process) const;
+  void forget(const Process &process);
+  // Drops the counters only (an exec starts the image's counts over); timing goes on.
+  void forget_counters(const Process &process);
+
+private:
+  struct Key {
+    std::uint32_t tgid;
+    std::uint64_t proc_start_ns;
+    std::uint32_t api;
+    std::uint64_t handle;
+    std::uint64_t context;
+    auto operator<=>(const Key &) const = default;
+  };
+  struct Counter {
+    std::uint64_t raw = 0;   // last raw value read
+    double estimate = 0;     // scaled total
+  };
+  struct Timing {
+    bool on = false;
+    std::uint64_t since_ns = 0;   // last gate change or read
+    std::uint64_t on_ns = 0;      // counting time since the last read
+    std::uint64_t elapsed_ns = 0; // time since the last read
+    std::uint64_t total_on_ns = 0;
+    std::uint64_t total_ns = 0;
+    double rate = 0;
+  };
+  void advance(Timing &timing, std::uint64_t now_ns);
+
+  std::map<Key, Counter> counters_;
+  std::map<Process, Timing> timing_;
+};
+
+} // namespace neutracer

@@ -1,0 +1,148 @@
+#include "cuda/launch_scheduler.h"
+
+#include <algorithm>
+#include <fnmatch.h>
+#include <set>
+#include <spdlog/spdlog.h>
+
+namespace neutracer {
+
+LaunchCounting launch_counting_for(const CudaProcess &process, LaunchCounting default_mode,
+                                   const std::vector<LaunchRule> &rules) {
+  const auto matches = [](const std::string &pattern, const std::string &text) {
+    return !text.empty() && fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+  };
+  for (const auto &rule : rules)
+    if (matches(rule.pattern, process.comm) || matches(rule.pattern, process.exe) ||
+        matches(rule.pattern, process.container.identity.id))
+      return rule.mode;
+  return default_mode;
+}
+
+LaunchScheduler::LaunchScheduler(LaunchCounting default_mode, std::vector<LaunchRule> rules,
+                                 LaunchSamplingSettings settings, LaunchProbeControl &probes)
+    : default_mode_(default_mode), rules_(std::move(rules)), settings_(settings),
+      probes_(probes) {}
+
+void LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_ns) {
+  const auto tgid = static_cast<std::uint32_t>(pid);
+  if (!process.attached) {
+    std::string error;
+    if (probes_.attach_launch_probes(pid, process.libraries, error) == 0) {
+      if (!error.empty()) {
+        ++attach_errors_;
+        spdlog::warn("{}", error);
+      }
+      return;
+    }
+    process.attached = true;
+  }
+  probes_.set_launch_gate(tgid, true);
+  scaler_.set_counting(tgid, true, now_ns);
+}
+
+void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_ns) {
+  const auto tgid = static_cast<std::uint32_t>(pid);
+  // Gate first: counting stops now, while the probes are still being removed.
+  probes_.set_launch_gate(tgid, false);
+  scaler_.set_counting(tgid, false, now_ns);
+  if (process.attached)
+    probes_.detach_launch_probes(pid);
+  process.attached = false;
+  process.close_ns = 0;
+}
+
+void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes,
+                                       std::uint64_t now_ns) {
+  if (next_period_ns_ == 0)
+    next_period_ns_ = now_ns + settings_.period_ns;
+  std::set<int> present;
+  for (const auto &process : processes) {
+    present.insert(process.id.pid);
+    auto [it, inserted] = processes_.try_emplace(
+        process.id.pid,
+        Tracked{launch_counting_for(process, default_mode_, rules_), process.libraries});
+    if (!inserted) {
+      it->second.libraries = process.libraries;
+      continue;
+    }
+    if (it->second.mode == LaunchCounting::off)
+      scaler_.set_counting(static_cast<std::uint32_t>(process.id.pid), false, now_ns);
+    else
+      open_window(process.id.pid, it->second, now_ns); // exact until its rate is known
+  }
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    if (present.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second.attached)
+      probes_.detach_launch_probes(it->first);
+    probes_.forget_launch_gate(static_cast<std::uint32_t>(it->first));
+    scaler_.forget(static_cast<std::uint32_t>(it->first));
+    it = processes_.erase(it);
+  }
+}
+
+void LaunchScheduler::start_period(std::uint64_t now_ns) {
+  // What every process counted in the period now ending, scaled, and its rate.
+  scaler_.apply_read(probes_.read_launch_counts(), now_ns);
+  for (auto &[pid, process] : processes_) {
+    if (process.mode == LaunchCounting::off)
+      continue;
+    if (process.mode == LaunchCounting::adaptive)
+      process.fraction = launch_window_fraction(
+          settings_, scaler_.rate(static_cast<std::uint32_t>(pid)), process.fraction < 1);
+    // A window still open here (a tick came late) closes first.
+    if (process.close_ns != 0)
+      close_window(pid, process, now_ns);
+    if (process.fraction >= 1) {
+      if (!process.attached)
+        open_window(pid, process, now_ns);
+      continue;
+    }
+    if (process.attached) // was exact: its probes go, a window opens below
+      close_window(pid, process, now_ns);
+    open_window(pid, process, now_ns);
+    if (process.attached)
+      process.close_ns =
+          now_ns + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);
+  }
+}
+
+void LaunchScheduler::tick(std::uint64_t now_ns) {
+  for (auto &[pid, process] : processes_)
+    if (process.close_ns != 0 && now_ns >= process.close_ns)
+      close_window(pid, process, now_ns);
+  if (next_period_ns_ != 0 && now_ns >= next_period_ns_) {
+    start_period(now_ns);
+    next_period_ns_ += settings_.period_ns;
+    if (next_period_ns_ <= now_ns) // fell behind: no burst of periods
+      next_period_ns_ = now_ns + settings_.period_ns;
+  }
+}
+
+std::uint64_t LaunchScheduler::next_deadline_ns() const {
+  std::uint64_t deadline = next_period_ns_ == 0 ? UINT64_MAX : next_period_ns_;
+  for (const auto &[pid, process] : processes_)
+    if (process.close_ns != 0)
+      deadline = std::min(deadline, process.close_ns);
+  return deadline;
+}
+
+std::vector<LaunchCount> LaunchScheduler::read(std::uint64_t now_ns) {
+  scaler_.apply_read(probes_.read_launch_counts(), now_ns);
+  return scaler_.totals();
+}
+
+std::vector<LaunchProcessView> LaunchScheduler::processes() const {
+  std::vector<LaunchProcessView> views;
+  for (const auto &[pid, process] : processes_) {
+    const auto tgid = static_cast<std::uint32_t>(pid);
+    views.push_back({pid, process.mode, process.mode == LaunchCounting::off ? 0 : process.fraction,
+                     process.mode == LaunchCounting::off ? 0 : scaler_.counted_fraction(tgid)});
+  }
+  return views;
+}
+
+} // namespace neutracer

@@ -1,0 +1,72 @@
+#pragma once
+// Adaptive launch counting, process by process: which processes have launch probes, when their
+// counting windows open and close, and the scaled launch totals that follow (LaunchScaler).
+// Kernel-facing work goes through LaunchProbeControl.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_discovery.h"
+#include "cuda/launch_probe_control.h"
+#include "cuda/launch_sampling.h"
+
+namespace neutracer {
+
+// A rule choosing a process's counting mode: `pattern` (fnmatch(3)) matches its comm, its
+// executable path or its container id. The first rule that matches wins.
+struct LaunchRule {
+  std::string pattern;
+  LaunchCounting mode = LaunchCounting::adaptive;
+  bool operator==(const LaunchRule &) const = default;
+};
+LaunchCounting launch_counting_for(const CudaProcess &process, LaunchCounting default_mode,
+                                   const std::vector<LaunchRule> &rules);
+
+struct LaunchProcessView {
+  int pid = 0;
+  LaunchCounting mode = LaunchCounting::adaptive;
+  double window_fraction = 1; // share of each period counted now
+  double counted_fraction = 1; // share of time counted since the process was first seen
+};
+
+class LaunchScheduler {
+public:
+  LaunchScheduler(LaunchCounting default_mode, std::vector<LaunchRule> rules,
+                  LaunchSamplingSettings settings, LaunchProbeControl &probes);
+
+  // After a scan: probes for new processes, none for processes gone. Times: CLOCK_MONOTONIC ns.
+  void update_processes(const std::vector<CudaProcess> &processes, std::uint64_t now_ns);
+  // Opens and closes windows that are due; call at least by next_deadline_ns().
+  void tick(std::uint64_t now_ns);
+  std::uint64_t next_deadline_ns() const;
+  // A full counter read at now_ns; returns the scaled totals of every process.
+  std::vector<LaunchCount> read(std::uint64_t now_ns);
+  std::vector<LaunchProcessView> processes() const;
+  // The in-kernel counters of `pid` were deleted (exit or exec): its totals start over.
+  void forget_counts(int pid) { scaler_.forget_counters(static_cast<std::uint32_t>(pid)); }
+  std::size_t attach_errors() const { return attach_errors_; }
+
+private:
+  struct Tracked {
+    LaunchCounting mode;
+    std::vector<LibraryId> libraries;
+    bool attached = false;
+    double fraction = 1;
+    std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise
+  };
+  void open_window(int pid, Tracked &process, std::uint64_t now_ns);
+  void close_window(int pid, Tracked &process, std::uint64_t now_ns);
+  void start_period(std::uint64_t now_ns);
+
+  LaunchCounting default_mode_;
+  std::vector<LaunchRule> rules_;
+  LaunchSamplingSettings settings_;
+  LaunchProbeControl &probes_;
+  LaunchScaler scaler_;
+  std::map<int, Tracked> processes_;
+  std::uint64_t next_period_ns_ = 0;
+  std::size_t attach_errors_ = 0;
+};
+
+} // namespace neutracer

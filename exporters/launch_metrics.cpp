@@ -1,0 +1,42 @@
+#include "exporters/launch_metrics.h"
+
+#include <map>
+
+#include "exporters/metric_builders.h"
+
+namespace neutracer {
+
+std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
+                                                   const std::vector<LaunchProcessView> &views) {
+  auto info = family("neutracer_cuda_launch_counting_info",
+                     "Launch counting mode of the daemon (cuda.launch_counting): exact, adaptive "
+                     "or off.",
+                     MetricType::gauge);
+  info.samples.push_back({{{"mode", std::string(mode)}}, 1});
+
+  std::map<int, const LaunchProcessView *> by_pid;
+  for (const auto &view : views)
+    by_pid[view.pid] = &view;
+  auto window = family("neutracer_cuda_launch_sampling_ratio",
+                       "Share of each sampling period in which the process's launches are "
+                       "counted now: 1 = every launch, below 1 = launch totals are scaled "
+                       "estimates, 0 = not counted.",
+                       MetricType::gauge);
+  auto counted = family("neutracer_cuda_launch_counted_time_ratio",
+                        "Share of the time since discovery in which the process's launches were "
+                        "counted.",
+                        MetricType::gauge);
+  for (const auto &[id, process] : state.processes()) {
+    const auto labels = process_labels(id, process.comm, process.container);
+    const auto view = by_pid.find(id.pid);
+    const bool exact_everywhere = views.empty() && mode == "exact";
+    window.samples.push_back(
+        {labels, exact_everywhere ? 1.0 : view == by_pid.end() ? 0.0 : view->second->window_fraction});
+    counted.samples.push_back(
+        {labels,
+         exact_everywhere ? 1.0 : view == by_pid.end() ? 0.0 : view->second->counted_fraction});
+  }
+  return {std::move(info), std::move(window), std::move(counted)};
+}
+
+} // namespace neutracer

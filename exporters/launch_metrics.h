@@ -1,0 +1,16 @@
+#pragma once
+// How launches are counted: the daemon's mode, and per process the share of time counted.
+#include <string_view>
+#include <vector>
+
+#include "cuda/cuda_state.h"
+#include "cuda/launch_scheduler.h"
+#include "exposition/exposition.h"
+
+namespace neutracer {
+
+// `views` is empty in exact mode: every process is then counted all the time.
+std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
+                                                   const std::vector<LaunchProcessView> &views);
+
+} // namespace neutracer
