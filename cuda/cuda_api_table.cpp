@@ -143,6 +143,8 @@ bool is_sync_api(nt_api api) {
 }
 bool is_launch_api(nt_api api) { return api >= NT_API_LAUNCH_KERNEL && api <= NT_API_GRAPH_LAUNCH; }
 
+bool is_sampled_call_api(nt_api api) { return api == NT_API_KERNEL_GET_FUNCTION; }
+
 std::optional<int> context_device(nt_api api, const std::uint64_t (&args)[5]) {
   switch (api) {
   case NT_API_PRIMARY_CTX_RETAIN:

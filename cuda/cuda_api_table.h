@@ -41,6 +41,8 @@ bool is_free_api(nt_api api);
 bool is_copy_api(nt_api api);
 bool is_sync_api(nt_api api);
 bool is_launch_api(nt_api api);
+// Calls probed with the launches in adaptive mode (only while a process's window is open).
+bool is_sampled_call_api(nt_api api);
 
 // For calls that bind a context to a device (primary-context retain, context creation): the
 // CUdevice ordinal among their arguments; nullopt for other APIs.

@@ -134,11 +134,12 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     links.emplace_back(link);
   };
   LaunchLibrary launch_library;
-  const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api) {
+  const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api,
+                                bool retprobe = false) {
     if (per_process_launch_probes_)
-      launch_library.sites.push_back({program, offset, api});
+      launch_library.sites.push_back({program, offset, api, retprobe});
     else
-      attach_one(program, offset, api, false);
+      attach_one(program, offset, api, retprobe);
   };
   for (const auto &probe : probed_symbols()) {
     const auto found = offsets.found.find(std::string(probe.symbol));
@@ -152,6 +153,11 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       launch_probe(launch_->progs.launch_handle_arg2, found->second, probe.api);
       break;
     case ProbeProgram::call:
+      if (is_sampled_call_api(probe.api)) {
+        launch_probe(calls_->progs.call_enter, found->second, probe.api);
+        launch_probe(calls_->progs.call_exit, found->second, probe.api, true);
+        break;
+      }
       attach_one(calls_->progs.call_enter, found->second, probe.api, false);
       attach_one(calls_->progs.call_exit, found->second, probe.api, true);
       break;
@@ -201,7 +207,7 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
     // The held descriptor names the file whichever process it was found through.
     const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
     for (const auto &site : library->second.sites) {
-      LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = site.api);
+      LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = site.api, .retprobe = site.retprobe);
       if (bpf_link *link =
               bpf_program__attach_uprobe_opts(site.program, pid, path.c_str(), site.offset,
                                                &options))
@@ -228,6 +234,16 @@ void CudaTracer::detach_launch_probes(int pid) {
 void CudaTracer::set_launch_gate(std::uint32_t tgid, bool open) {
   const std::uint32_t value = open ? 1 : 0;
   bpf_map_update_elem(bpf_map__fd(launch_->maps.launch_gates), &tgid, &value, BPF_ANY);
+}
+
+// A return probe removed while its call ran never fires: the call's entry would stay in the
+// inflight map and look like a hung call.
+void CudaTracer::drop_sampled_calls(std::uint32_t tgid) {
+  std::vector<InflightCall> stale;
+  for (const auto &call : read_inflight_calls())
+    if (call.tgid == tgid && is_sampled_call_api(call.api))
+      stale.push_back(call);
+  delete_inflight_calls(stale);
 }
 
 void CudaTracer::forget_launch_gate(std::uint32_t tgid) {

@@ -31,7 +31,8 @@ struct TracerSettings {
   std::uint32_t ring_buffer_bytes = 8u << 20;
   // false: launch probes attach system-wide with the other probes (exact counting). true: they
   // attach per process through LaunchProbeControl, and count only while the process's gate is
-  // open (adaptive counting).
+  // open (adaptive counting); so do the probes of cuKernelGetFunction, which PyTorch calls
+  // next to its launches (47 times per CNN step) and whose answers repeat.
   bool per_process_launch_probes = false;
 };
 
@@ -77,6 +78,7 @@ public:
   void detach_launch_probes(int pid) override;
   void set_launch_gate(std::uint32_t tgid, bool open) override;
   void forget_launch_gate(std::uint32_t tgid) override;
+  void drop_sampled_calls(std::uint32_t tgid) override;
 
   std::vector<InflightCall> read_inflight_calls() const;
   void delete_launch_counts(const std::vector<LaunchCount> &entries);
@@ -94,6 +96,7 @@ private:
     bpf_program *program;
     std::uint64_t offset;
     nt_api api;
+    bool retprobe;
   };
   struct LaunchLibrary {
     UniqueFd file;

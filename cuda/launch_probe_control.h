@@ -22,6 +22,9 @@ public:
   virtual void detach_launch_probes(int pid) = 0;
   virtual void set_launch_gate(std::uint32_t tgid, bool open) = 0;
   virtual void forget_launch_gate(std::uint32_t tgid) = 0;
+  // Drops the unfinished-call entries of the sampled call probes of `tgid` (their return probe
+  // may have been removed mid-call); called before a window opens.
+  virtual void drop_sampled_calls(std::uint32_t tgid) = 0;
   // A full read of the in-kernel launch counters.
   virtual std::vector<LaunchCount> read_launch_counts() const = 0;
 };

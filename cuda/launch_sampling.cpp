@@ -24,10 +24,8 @@ std::optional<LaunchCounting> parse_launch_counting(std::string_view text) {
   return std::nullopt;
 }
 
-double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second,
-                              bool was_sampled) {
-  const double limit = was_sampled ? settings.max_rate / 2 : settings.max_rate;
-  if (!(launches_per_second > limit))
+double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second) {
+  if (!(launches_per_second > settings.max_rate))
     return 1.0;
   return std::clamp(settings.max_rate / launches_per_second, settings.min_fraction, 1.0);
 }

@@ -29,9 +29,7 @@ struct LaunchSamplingSettings {
 
 // The share of each period a process's launch probes stay attached, from its launch rate:
 // 1 while the rate is at most max_rate; above, max_rate / rate (never below min_fraction).
-// `was_sampled` adds hysteresis: a sampled process goes back to exact only below half the rate.
-double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second,
-                              bool was_sampled);
+double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second);
 
 // Turns full reads of the raw in-kernel counters into estimated totals. Each process's counting
 // is switched on and off (its gate); at each read, what a process counted since its previous

@@ -27,6 +27,7 @@ LaunchScheduler::LaunchScheduler(LaunchCounting default_mode, std::vector<Launch
 void LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_ns) {
   const auto tgid = static_cast<std::uint32_t>(pid);
   if (!process.attached) {
+    probes_.drop_sampled_calls(tgid);
     std::string error;
     if (probes_.attach_launch_probes(pid, process.libraries, error) == 0) {
       if (!error.empty()) {
@@ -91,8 +92,8 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
     if (process.mode == LaunchCounting::off)
       continue;
     if (process.mode == LaunchCounting::adaptive)
-      process.fraction = launch_window_fraction(
-          settings_, scaler_.rate(static_cast<std::uint32_t>(pid)), process.fraction < 1);
+      process.fraction =
+          launch_window_fraction(settings_, scaler_.rate(static_cast<std::uint32_t>(pid)));
     // A window still open here (a tick came late) closes first.
     if (process.close_ns != 0)
       close_window(pid, process, now_ns);

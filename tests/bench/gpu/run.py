@@ -604,7 +604,8 @@ class Runner:
         return f"127.0.0.1:{self.port}".encode() if self.dry else None
 
     def daemon_cmd(self):
-        base = [self.binary, "--config", "/dev/null", "--listen", f"127.0.0.1:{self.port}",
+        base = [self.binary, "--config", self.args.daemon_config or "/dev/null",
+                "--listen", f"127.0.0.1:{self.port}",
                 "--scan-interval", self.args.scan_interval]
         if self.dry and not self.standin:
             return [sys.executable, os.path.join(HERE, "fake.py"), "daemon"] + base[1:]
@@ -1317,6 +1318,9 @@ def parse_args(argv):
             p.add_argument("--" + name.replace("_", "-"), type=int,
                            help=f"default {full} ({quick} with --quick)")
     p.add_argument("--port", type=int, default=19557)
+    p.add_argument("--daemon-config", default=None,
+                   help="config file for the daemon (default none: built-in defaults, i.e. "
+                        "adaptive launch counting); e.g. one with cuda: {launch_counting: exact}")
     p.add_argument("--scan-interval", default=None, help="daemon --scan-interval (default 2s; "
                    "500ms with --dry-run)")
     p.add_argument("--budget-minutes", type=float, default=8.5,

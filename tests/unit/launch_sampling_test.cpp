@@ -1,0 +1,207 @@
+// Adaptive launch counting: the window policy, the scaling of counts read at window ends, and
+// the scheduler driving a fake BPF side (attach, gate, detach) with a fake clock.
+#include "cuda/launch_sampling.h"
+#include "cuda/launch_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace neutracer {
+namespace {
+
+constexpr std::uint64_t kMs = 1'000'000;
+
+LaunchCount count(std::uint32_t tgid, std::uint64_t handle, std::uint64_t value) {
+  return {tgid, 7, NT_API_LAUNCH_KERNEL, handle, value, 0};
+}
+
+std::uint64_t total_of(const std::vector<LaunchCount> &totals, std::uint32_t tgid) {
+  std::uint64_t sum = 0;
+  for (const auto &entry : totals)
+    if (entry.tgid == tgid)
+      sum += entry.count;
+  return sum;
+}
+
+TEST(LaunchWindowFraction, ExactUpToTheRateThenProportional) {
+  const LaunchSamplingSettings settings{1000, 1000 * kMs, 0.01};
+  EXPECT_EQ(launch_window_fraction(settings, 0), 1.0);
+  EXPECT_EQ(launch_window_fraction(settings, 1000), 1.0);
+  EXPECT_DOUBLE_EQ(launch_window_fraction(settings, 4000), 0.25);
+  EXPECT_DOUBLE_EQ(launch_window_fraction(settings, 1e9), 0.01); // floor
+}
+
+TEST(LaunchScaler, AlwaysOnCountsAreExact) {
+  LaunchScaler scaler;
+  scaler.set_counting(10, true, 0);
+  scaler.apply_read({count(10, 1, 500)}, 1000 * kMs);
+  scaler.apply_read({count(10, 1, 1500)}, 2000 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 1500u);
+  EXPECT_DOUBLE_EQ(scaler.rate(10), 1000.0);
+  EXPECT_DOUBLE_EQ(scaler.counted_fraction(10), 1.0);
+}
+
+TEST(LaunchScaler, WindowCountsAreScaledByPeriodOverWindow) {
+  LaunchScaler scaler;
+  // 10 ms of counting in each 1 s period, 50 launches each: 5000 launches/s estimated.
+  std::uint64_t raw = 0;
+  for (int period = 0; period < 4; ++period) {
+    const std::uint64_t start = static_cast<std::uint64_t>(period) * 1000 * kMs;
+    scaler.set_counting(10, true, start);
+    raw += 50;
+    scaler.set_counting(10, false, start + 10 * kMs);
+    scaler.apply_read({count(10, 1, raw)}, start + 1000 * kMs);
+  }
+  EXPECT_EQ(total_of(scaler.totals(), 10), 20000u);
+  EXPECT_DOUBLE_EQ(scaler.rate(10), 5000.0);
+  EXPECT_NEAR(scaler.counted_fraction(10), 0.01, 1e-9);
+}
+
+TEST(LaunchScaler, ReadInsideAWindowStaysUnbiased) {
+  LaunchScaler scaler;
+  scaler.set_counting(10, true, 0);
+  scaler.apply_read({count(10, 1, 30)}, 3 * kMs); // 3 ms into a 10 ms window: scale 1
+  scaler.set_counting(10, false, 10 * kMs);
+  scaler.apply_read({count(10, 1, 100)}, 1000 * kMs); // 70 more in 7 ms of 997 ms
+  EXPECT_EQ(total_of(scaler.totals(), 10), 30u + 9970u);
+}
+
+TEST(LaunchScaler, TotalsNeverDecreaseAndForgetDropsAProcess) {
+  LaunchScaler scaler;
+  scaler.set_counting(10, true, 0);
+  scaler.set_counting(11, true, 0);
+  scaler.apply_read({count(10, 1, 5), count(11, 2, 9)}, kMs);
+  const auto before = total_of(scaler.totals(), 10);
+  scaler.apply_read({count(10, 1, 5), count(11, 2, 9)}, 2 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), before);
+  scaler.forget(11);
+  EXPECT_EQ(total_of(scaler.totals(), 11), 0u);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 5u);
+}
+
+TEST(LaunchScaler, ACounterThatRestartsCountsFromZero) {
+  LaunchScaler scaler;
+  scaler.apply_read({count(10, 1, 100)}, kMs);
+  scaler.forget_counters(10); // the in-kernel entry was deleted (exec)
+  scaler.apply_read({count(10, 1, 4)}, 2 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 4u);
+}
+
+// The BPF side as the scheduler sees it: links per pid, gates, counters that a test advances
+// only while the gate of a process with attached probes is open.
+class FakeProbes : public LaunchProbeControl {
+public:
+  std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &,
+                                   std::string &) override {
+    attached.insert(pid);
+    ++attaches;
+    return 8;
+  }
+  void detach_launch_probes(int pid) override { attached.erase(pid); }
+  void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
+  void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
+  void drop_sampled_calls(std::uint32_t) override {}
+  std::vector<LaunchCount> read_launch_counts() const override {
+    std::vector<LaunchCount> counts;
+    for (const auto &[tgid, value] : raw)
+      counts.push_back(count(tgid, 1, value));
+    return counts;
+  }
+  // `launches` happen in process `pid` now: counted if its probes are attached and gate open.
+  void launch(int pid, std::uint64_t launches) {
+    const auto tgid = static_cast<std::uint32_t>(pid);
+    if (attached.contains(pid) && gates[tgid])
+      raw[tgid] += launches;
+  }
+  std::set<int> attached;
+  std::map<std::uint32_t, bool> gates;
+  std::map<std::uint32_t, std::uint64_t> raw;
+  int attaches = 0;
+};
+
+CudaProcess process(int pid, std::string comm) {
+  CudaProcess p;
+  p.id = {pid, 1};
+  p.comm = std::move(comm);
+  p.exe = "/usr/bin/" + p.comm;
+  return p;
+}
+
+TEST(LaunchScheduler, SlowProcessIsCountedExactly) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.01}, probes);
+  scheduler.update_processes({process(10, "slow")}, 0);
+  std::uint64_t truth = 0;
+  for (std::uint64_t ms = 1; ms <= 10'000; ++ms) {
+    scheduler.tick(ms * kMs);
+    if (ms % 2 == 0) { // 500 launches/s
+      probes.launch(10, 1);
+      ++truth;
+    }
+  }
+  EXPECT_EQ(total_of(scheduler.read(10'000 * kMs), 10), truth);
+  EXPECT_EQ(probes.attaches, 1); // never detached
+  EXPECT_DOUBLE_EQ(scheduler.processes().at(0).window_fraction, 1.0);
+}
+
+TEST(LaunchScheduler, BusyProcessIsSampledWithinTwoPercent) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes);
+  scheduler.update_processes({process(10, "busy")}, 0);
+  std::uint64_t truth = 0;
+  std::uint64_t trapped = 0;
+  for (std::uint64_t ms = 1; ms <= 60'000; ++ms) {
+    scheduler.tick(ms * kMs);
+    const auto before = probes.raw[10];
+    probes.launch(10, 20); // 20 000 launches/s
+    trapped += probes.raw[10] - before;
+    truth += 20;
+  }
+  const auto estimate = static_cast<double>(total_of(scheduler.read(60'000 * kMs), 10));
+  EXPECT_NEAR(estimate / static_cast<double>(truth), 1.0, 0.02);
+  EXPECT_LT(trapped, truth / 10); // the point: most launches never trap
+  EXPECT_NEAR(scheduler.processes().at(0).window_fraction, 0.05, 0.01);
+}
+
+TEST(LaunchScheduler, RulesChooseTheModeAndOffAttachesNothing) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive,
+                            {{"bench*", LaunchCounting::off}, {"/opt/*", LaunchCounting::exact}},
+                            {1000, 1000 * kMs, 0.01}, probes);
+  auto exact = process(11, "trainer");
+  exact.exe = "/opt/train/trainer";
+  scheduler.update_processes({process(10, "benchmark"), exact}, 0);
+  EXPECT_FALSE(probes.attached.contains(10));
+  EXPECT_TRUE(probes.attached.contains(11));
+  for (std::uint64_t ms = 1; ms <= 3000; ++ms) {
+    scheduler.tick(ms * kMs);
+    probes.launch(10, 50);
+    probes.launch(11, 50); // 50 000/s, yet exact by rule
+  }
+  const auto totals = scheduler.read(3000 * kMs);
+  EXPECT_EQ(total_of(totals, 10), 0u);
+  EXPECT_EQ(total_of(totals, 11), 150'000u);
+  for (const auto &view : scheduler.processes())
+    EXPECT_EQ(view.counted_fraction, view.pid == 10 ? 0.0 : 1.0);
+}
+
+TEST(LaunchScheduler, ExitedProcessLosesItsProbesAndGate) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.01}, probes);
+  scheduler.update_processes({process(10, "a")}, 0);
+  scheduler.update_processes({}, kMs);
+  EXPECT_TRUE(probes.attached.empty());
+  EXPECT_TRUE(probes.gates.empty());
+  EXPECT_TRUE(scheduler.processes().empty());
+}
+
+TEST(LaunchCountingMode, NamesRoundTrip) {
+  for (const auto mode : {LaunchCounting::exact, LaunchCounting::adaptive, LaunchCounting::off})
+    EXPECT_EQ(parse_launch_counting(launch_counting_name(mode)), mode);
+  EXPECT_FALSE(parse_launch_counting("sampled").has_value());
+}
+
+} // namespace
+} // namespace neutracer
