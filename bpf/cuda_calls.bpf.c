@@ -33,8 +33,7 @@ static __always_inline struct nt_inflight_key inflight_key(struct pt_regs *ctx)
 	return key;
 }
 
-SEC("uprobe")
-int call_enter(struct pt_regs *ctx)
+static __always_inline int record_entry(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
 	struct nt_inflight_call call = {
@@ -48,6 +47,22 @@ int call_enter(struct pt_regs *ctx)
 	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
 		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
 	return 0;
+}
+
+SEC("uprobe")
+int call_enter(struct pt_regs *ctx)
+{
+	return record_entry(ctx);
+}
+
+/*
+ * The same, for calls probed per process together with the launches in adaptive mode
+ * (uprobe_multi links, so loaded for that attach type; see CudaTracer).
+ */
+SEC("uprobe")
+int sampled_call_enter(struct pt_regs *ctx)
+{
+	return record_entry(ctx);
 }
 
 static __always_inline __u64 read_user_u64(__u64 address)
@@ -184,8 +199,7 @@ int context_pop(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int call_exit(struct pt_regs *ctx)
+static __always_inline int report_call(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
 	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
@@ -224,6 +238,18 @@ int call_exit(struct pt_regs *ctx)
 	bpf_map_delete_elem(&inflight, &key);
 	bpf_ringbuf_submit(event, 0);
 	return 0;
+}
+
+SEC("uretprobe")
+int call_exit(struct pt_regs *ctx)
+{
+	return report_call(ctx);
+}
+
+SEC("uretprobe")
+int sampled_call_exit(struct pt_regs *ctx)
+{
+	return report_call(ctx);
 }
 
 /* cuModuleGetFunction / cuLibraryGetKernel(out handle, owner, const char *name). */

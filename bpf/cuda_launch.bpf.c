@@ -17,8 +17,9 @@ struct {
 
 /*
  * Adaptive launch counting (set before load): the launch probes of a process are attached
- * for a window of each period, and only launches inside the window are counted. The daemon
- * opens and closes the window here, so the time it measures is the time counted.
+ * for a window of each period (one uprobe_multi link per program and process), and only
+ * launches inside the window are counted. The daemon opens and closes the window here, so the
+ * time it measures is the time counted.
  */
 const volatile __u32 gated = 0;
 

@@ -2,6 +2,12 @@
 
 #include <atomic>
 #include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace neutracer {
 
@@ -21,7 +27,35 @@ void destroy_links(std::vector<BpfLink> links) {
     thread.join();
 }
 
-LinkReaper::LinkReaper() : worker_([this] { run(); }) {}
+UniqueFd attach_uprobe_multi(int program_fd, const std::string &path, int pid,
+                             std::span<const std::uint64_t> offsets,
+                             std::span<const std::uint64_t> cookies, bool retprobe) {
+  if (offsets.empty() || cookies.size() != offsets.size()) {
+    errno = EINVAL;
+    return UniqueFd();
+  }
+  // BPF_LINK_CREATE's uprobe_multi member (include/uapi/linux/bpf.h, Linux 6.6), which the
+  // installed headers may predate.
+  struct {
+    std::uint32_t prog_fd, target_fd, attach_type, flags;
+    std::uint64_t path, offsets, ref_ctr_offsets, cookies;
+    std::uint32_t cnt, uprobe_flags, pid;
+  } attr;
+  static_assert(sizeof(attr) == 64);
+  std::memset(&attr, 0, sizeof attr); // the kernel refuses non-zero bytes it does not know
+  constexpr std::uint32_t kReturn = 1; // BPF_F_UPROBE_MULTI_RETURN
+  attr.prog_fd = static_cast<std::uint32_t>(program_fd);
+  attr.attach_type = kUprobeMultiAttachType;
+  attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
+  attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
+  attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
+  attr.cnt = static_cast<std::uint32_t>(offsets.size());
+  attr.uprobe_flags = retprobe ? kReturn : 0;
+  attr.pid = static_cast<std::uint32_t>(pid);
+  return UniqueFd(static_cast<int>(::syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr))));
+}
+
+LinkReaper::LinkReaper() : worker_([this] { work(); }) {}
 
 LinkReaper::~LinkReaper() {
   {
@@ -35,24 +69,37 @@ LinkReaper::~LinkReaper() {
 void LinkReaper::reap(std::vector<BpfLink> links) {
   if (links.empty())
     return;
+  // std::function needs a copyable callable: the batch travels in a shared_ptr.
+  auto batch = std::make_shared<std::vector<BpfLink>>(std::move(links));
+  run([batch] { destroy_links(std::move(*batch)); });
+}
+
+void LinkReaper::run(std::function<void()> removal) {
   {
     std::lock_guard lock(mutex_);
-    batches_.push_back(std::move(links));
+    jobs_.push_back(std::move(removal));
   }
   wake_.notify_one();
 }
 
-void LinkReaper::run() {
+std::size_t LinkReaper::pending() const {
+  std::lock_guard lock(mutex_);
+  return jobs_.size() + (running_job_ ? 1 : 0);
+}
+
+void LinkReaper::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !batches_.empty(); });
-    if (batches_.empty())
+    wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty())
       return; // stopping, nothing left
-    auto batch = std::move(batches_.front());
-    batches_.pop_front();
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    running_job_ = true;
     lock.unlock();
-    destroy_links(std::move(batch));
+    job();
     lock.lock();
+    running_job_ = false;
   }
 }
 

@@ -1,13 +1,19 @@
 #pragma once
-// Owning BPF links, and a background reaper for them: removing a uprobe waits for an RCU grace
-// period in the kernel (~0.1 s each, one after another from one thread), and the main loop
-// must keep scanning and publishing meanwhile.
+// Owning BPF links, and a background reaper for them: removing uprobe links waits for RCU
+// grace periods in the kernel (~0.1 s each one after another), and the main loop must keep
+// scanning and publishing meanwhile.
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <span>
+#include <string>
 #include <vector>
+
+#include "common/unique_fd.h"
 
 struct bpf_link;
 
@@ -21,7 +27,19 @@ using BpfLink = std::unique_ptr<bpf_link, BpfLinkDeleter>;
 // Destroys the links on up to 128 threads at once and returns when all are gone.
 void destroy_links(std::vector<BpfLink> links);
 
-// Destroys batches of links on one background thread, in order; the destructor finishes them.
+// The attach type of uprobe_multi links (Linux 6.6), newer than Debian 12's libbpf 1.1: a
+// program loaded with it attaches only through attach_uprobe_multi.
+inline constexpr int kUprobeMultiAttachType = 48; // BPF_TRACE_UPROBE_MULTI
+
+// One link of `program_fd` on every offset of the file at `path`, for process `pid` only
+// (breakpoints go into that process alone); `cookies[i]` is offsets[i]'s attach cookie.
+// Closing the descriptor removes all of them at once (one RCU wait instead of one per probe).
+// An invalid descriptor on failure, with errno set.
+UniqueFd attach_uprobe_multi(int program_fd, const std::string &path, int pid,
+                             std::span<const std::uint64_t> offsets,
+                             std::span<const std::uint64_t> cookies, bool retprobe);
+
+// Runs removals on one background thread, in order; the destructor finishes them all.
 class LinkReaper {
 public:
   LinkReaper();
@@ -30,13 +48,18 @@ public:
   LinkReaper &operator=(const LinkReaper &) = delete;
 
   void reap(std::vector<BpfLink> links);
+  // Any other removal (closing link descriptors, say).
+  void run(std::function<void()> removal);
+  // Removals queued or running.
+  std::size_t pending() const;
 
 private:
-  void run();
+  void work();
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::vector<BpfLink>> batches_;
+  std::deque<std::function<void()>> jobs_;
+  bool running_job_ = false;
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -19,6 +19,54 @@ std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid) 
   return stat->start_ticks;
 }
 
+namespace {
+
+// One process's libcuda mappings and identity; nullopt when it maps none, vanished, or its maps
+// cannot be read (`unreadable`).
+std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
+                                             std::vector<MapsEntry> &cuda_maps,
+                                             bool &unreadable) {
+  const bool readable = procfs.for_each_line(pid, "maps", [&](std::string_view line) {
+    // Cheap substring test first: maps files of large programs have many thousand lines.
+    if (line.find("libcuda.so") == std::string_view::npos)
+      return;
+    auto entry = parse_maps_line(line);
+    if (entry && is_cuda_driver_library(entry->path))
+      cuda_maps.push_back(std::move(*entry));
+  });
+  unreadable = !readable;
+  if (!readable || cuda_maps.empty())
+    return std::nullopt;
+  // Vanished between maps and stat: skip, the next scan settles it.
+  const auto stat_text = procfs.read(pid, "stat");
+  const auto stat = stat_text ? parse_proc_stat(*stat_text) : std::nullopt;
+  if (!stat)
+    return std::nullopt;
+  CudaProcess process;
+  process.id = {pid, stat->start_ticks};
+  process.comm = stat->comm;
+  process.exe = procfs.read_link(pid, "exe").value_or("");
+  process.container.identity =
+      container_identity_from_cgroup(procfs.read(pid, "cgroup").value_or(""));
+  return process;
+}
+
+} // namespace
+
+std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid) {
+  std::vector<MapsEntry> cuda_maps;
+  bool unreadable = false;
+  auto process = read_cuda_process(procfs, pid, cuda_maps, unreadable);
+  if (process)
+    for (const auto &entry : cuda_maps) {
+      const LibraryId id{entry.dev, entry.inode};
+      if (std::find(process->libraries.begin(), process->libraries.end(), id) ==
+          process->libraries.end())
+        process->libraries.push_back(id);
+    }
+  return process;
+}
+
 DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
   DiscoveryResult result;
   std::map<LibraryId, CudaLibrary> libraries;
@@ -27,37 +75,18 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
   std::sort(pids.begin(), pids.end());
   for (const int pid : pids) {
     std::vector<MapsEntry> cuda_maps;
-    const bool readable = procfs.for_each_line(pid, "maps", [&](std::string_view line) {
-      // Cheap substring test first: maps files of large programs have many thousand lines.
-      if (line.find("libcuda.so") == std::string_view::npos)
-        return;
-      auto entry = parse_maps_line(line);
-      if (entry && is_cuda_driver_library(entry->path))
-        cuda_maps.push_back(std::move(*entry));
-    });
-    if (!readable) {
+    bool unreadable = false;
+    auto process = read_cuda_process(procfs, pid, cuda_maps, unreadable);
+    if (unreadable)
       ++result.unreadable;
+    if (!process)
       continue;
-    }
-    if (cuda_maps.empty())
-      continue;
-    // Vanished between maps and stat: skip, the next scan settles it.
-    const auto stat_text = procfs.read(pid, "stat");
-    const auto stat = stat_text ? parse_proc_stat(*stat_text) : std::nullopt;
-    if (!stat)
-      continue;
-    CudaProcess process;
-    process.id = {pid, stat->start_ticks};
-    process.comm = stat->comm;
-    process.exe = procfs.read_link(pid, "exe").value_or("");
-    process.container.identity =
-        container_identity_from_cgroup(procfs.read(pid, "cgroup").value_or(""));
     for (const auto &entry : cuda_maps) {
       const LibraryId id{entry.dev, entry.inode};
-      if (std::find(process.libraries.begin(), process.libraries.end(), id) !=
-          process.libraries.end())
+      if (std::find(process->libraries.begin(), process->libraries.end(), id) !=
+          process->libraries.end())
         continue;
-      process.libraries.push_back(id);
+      process->libraries.push_back(id);
       // A deleted file (an upgrade renamed a new one over it) is reached through the mapping
       // itself: its path names the new file now. A live path, where one exists, is preferred.
       const bool live_path_for_a_deleted_one =
@@ -74,7 +103,7 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
                       entry.deleted ? procfs.mapped_file_path(pid, entry.start, entry.end).string()
                                     : procfs.path_in_process_root(pid, entry.path).string()});
     }
-    result.processes.push_back(std::move(process));
+    result.processes.push_back(std::move(*process));
   }
   for (auto &[id, library] : libraries)
     result.libraries.push_back(std::move(library));

@@ -1,6 +1,7 @@
 #pragma once
 // Finds the processes that map the CUDA driver library and the distinct library files.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct DiscoveryResult {
 };
 
 DiscoveryResult discover_cuda_processes(const ProcFs &procfs);
+// The same for one process (its libraries' ids only); nullopt when it maps no libcuda or is gone.
+std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid);
 
 // Start time of a live process, nullopt once it is gone.
 std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid);

@@ -62,14 +62,49 @@ void CudaTracer::RingBufferDeleter::operator()(ring_buffer *rb) const { ring_buf
 CudaTracer::CudaTracer(const TracerSettings &settings)
     : per_process_launch_probes_(settings.per_process_launch_probes) {
   route_libbpf_logs_to_spdlog();
+  if (per_process_launch_probes_) {
+    try {
+      load(settings);
+      return;
+    } catch (const TracerError &error) {
+      if (error.reason == TracerError::Reason::permission)
+        throw;
+      spdlog::warn("adaptive launch counting needs uprobe_multi links (Linux 6.6 or later), "
+                   "which this kernel refused ({}): counting every launch instead",
+                   error.what());
+      ring_buffer_.reset();
+      calls_.reset();
+      launch_.reset();
+      per_process_launch_probes_ = false;
+    }
+  }
+  load(settings);
+}
+
+void CudaTracer::load(const TracerSettings &settings) {
+  const auto per_process = [this](bpf_program *program) {
+    bpf_program__set_expected_attach_type(program,
+                                          static_cast<bpf_attach_type>(kUprobeMultiAttachType));
+  };
   launch_.reset(open_and_load<cuda_launch>(
       "cuda_launch", cuda_launch__open_opts, cuda_launch__load, [&](cuda_launch *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.launches, settings.launch_map_entries);
-        skeleton->rodata->gated = settings.per_process_launch_probes ? 1 : 0;
+        skeleton->rodata->gated = per_process_launch_probes_ ? 1 : 0;
+        if (per_process_launch_probes_) {
+          per_process(skeleton->progs.launch_handle_arg1);
+          per_process(skeleton->progs.launch_handle_arg2);
+        }
       }));
   calls_.reset(open_and_load<cuda_calls>(
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
+        if (per_process_launch_probes_) {
+          per_process(skeleton->progs.sampled_call_enter);
+          per_process(skeleton->progs.sampled_call_exit);
+        } else {
+          bpf_program__set_autoload(skeleton->progs.sampled_call_enter, false);
+          bpf_program__set_autoload(skeleton->progs.sampled_call_exit, false);
+        }
         // One map of current contexts: set by cuda_calls' probes, read by launches.
         if (const int error = bpf_map__reuse_fd(skeleton->maps.thread_contexts,
                                                 bpf_map__fd(launch_->maps.thread_contexts));
@@ -97,9 +132,7 @@ CudaTracer::~CudaTracer() {
   for (auto &[id, library_links] : attachments_)
     std::move(library_links.begin(), library_links.end(), std::back_inserter(links));
   attachments_.clear();
-  for (auto &[pid, process_links] : process_launch_links_)
-    std::move(process_links.begin(), process_links.end(), std::back_inserter(links));
-  process_launch_links_.clear();
+  process_launch_links_.clear(); // closing a uprobe_multi link detaches it
   destroy_links(std::move(links));
 }
 
@@ -153,9 +186,9 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       launch_probe(launch_->progs.launch_handle_arg2, found->second, probe.api);
       break;
     case ProbeProgram::call:
-      if (is_sampled_call_api(probe.api)) {
-        launch_probe(calls_->progs.call_enter, found->second, probe.api);
-        launch_probe(calls_->progs.call_exit, found->second, probe.api, true);
+      if (per_process_launch_probes_ && is_sampled_call_api(probe.api)) {
+        launch_probe(calls_->progs.sampled_call_enter, found->second, probe.api);
+        launch_probe(calls_->progs.sampled_call_exit, found->second, probe.api, true);
         break;
       }
       attach_one(calls_->progs.call_enter, found->second, probe.api, false);
@@ -206,15 +239,23 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
       continue;
     // The held descriptor names the file whichever process it was found through.
     const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
+    // One link per program and direction, on all of that program's offsets.
+    std::map<std::pair<bpf_program *, bool>, std::pair<std::vector<std::uint64_t>,
+                                                       std::vector<std::uint64_t>>>
+        groups;
     for (const auto &site : library->second.sites) {
-      LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = site.api, .retprobe = site.retprobe);
-      if (bpf_link *link =
-              bpf_program__attach_uprobe_opts(site.program, pid, path.c_str(), site.offset,
-                                               &options))
-        links.emplace_back(link);
-      else if (first_error.empty())
-        first_error = "attaching launch probes for pid " + std::to_string(pid) + ": " +
-                      errno_text(errno);
+      auto &[offsets, cookies] = groups[{site.program, site.retprobe}];
+      offsets.push_back(site.offset);
+      cookies.push_back(site.api);
+    }
+    for (const auto &[key, sites] : groups) {
+      auto link = attach_uprobe_multi(bpf_program__fd(key.first), path, pid, sites.first,
+                                      sites.second, key.second);
+      if (link)
+        links.push_back(std::move(link));
+      else if (errno != ESRCH && first_error.empty()) // ESRCH: the process is gone
+        first_error = "attaching " + std::string(bpf_program__name(key.first)) + " for pid " +
+                      std::to_string(pid) + ": " + errno_text(errno);
     }
   }
   const auto attached = links.size();
@@ -227,8 +268,10 @@ void CudaTracer::detach_launch_probes(int pid) {
   const auto it = process_launch_links_.find(pid);
   if (it == process_launch_links_.end())
     return;
-  reaper_.reap(std::move(it->second));
+  // Closing waits for an RCU grace period: in the background.
+  auto links = std::make_shared<std::vector<UniqueFd>>(std::move(it->second));
   process_launch_links_.erase(it);
+  reaper_.run([links] { links->clear(); });
 }
 
 void CudaTracer::set_launch_gate(std::uint32_t tgid, bool open) {

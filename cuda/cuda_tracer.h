@@ -65,6 +65,9 @@ public:
   bool is_attached(const LibraryId &id) const { return attachments_.contains(id); }
   std::vector<LibraryId> attached() const;
   std::size_t probe_count() const;
+  // False when adaptive counting was asked for but the kernel lacks uprobe_multi links: the
+  // launch probes then attach system-wide, as in exact mode.
+  bool per_process_launch_probes() const { return per_process_launch_probes_; }
 
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.
   void poll(std::chrono::milliseconds timeout,
@@ -90,6 +93,7 @@ public:
 
 private:
   using Link = BpfLink;
+  void load(const TracerSettings &settings); // throws TracerError
   // Where a library's launch symbols are, for per-process launch probes; the file is held open
   // so it stays reachable after the process it was found through exits.
   struct LaunchSite {
@@ -119,7 +123,7 @@ private:
   std::map<LibraryId, std::vector<Link>> attachments_;
   bool per_process_launch_probes_ = false;
   std::map<LibraryId, LaunchLibrary> launch_libraries_;
-  std::map<int, std::vector<Link>> process_launch_links_;
+  std::map<int, std::vector<UniqueFd>> process_launch_links_; // uprobe_multi links
   // Declared last: destroyed first, so links being removed never outlive their programs.
   LinkReaper reaper_;
 };

@@ -51,11 +51,22 @@ void LaunchScaler::set_counting(const Process &process, bool on, std::uint64_t n
   it->second.on = on;
 }
 
-void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns) {
+void LaunchScaler::set_sampled(const Process &process, bool sampled) {
+  timing_[process].sampled = sampled;
+}
+
+void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns,
+                              bool period_end) {
   std::map<Process, std::uint64_t> counted; // per process, launches since its previous read
+  const auto taken = [&](Process process) {
+    const auto timing = timing_.find(process);
+    return period_end || timing == timing_.end() || !timing->second.sampled;
+  };
   for (auto &[process, timing] : timing_)
     advance(timing, now_ns);
   for (const auto &entry : raw) {
+    if (!taken(entry.tgid))
+      continue; // a sampled process's window stands for its whole period: at its end
     const Key key{entry.tgid, entry.proc_start_ns, static_cast<std::uint32_t>(entry.api),
                   entry.handle, entry.context};
     auto &counter = counters_[key];
@@ -74,6 +85,8 @@ void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t
     counted[process] += delta;
   }
   for (auto &[process, timing] : timing_) {
+    if (!taken(process))
+      continue;
     if (timing.on_ns > 0) {
       const auto found = counted.find(process);
       const double launches = found == counted.end() ? 0.0 : static_cast<double>(found->second);

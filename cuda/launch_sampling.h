@@ -32,8 +32,10 @@ struct LaunchSamplingSettings {
 double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second);
 
 // Turns full reads of the raw in-kernel counters into estimated totals. Each process's counting
-// is switched on and off (its gate); at each read, what a process counted since its previous
-// read is scaled by the time since that read over the time counting was on. Totals only grow.
+// is switched on and off (its gate). What a process counted since its counts were last taken is
+// scaled by the time since then over the time counting was on: at every read for a process
+// counted all along (scale 1), and only at the end of a period for a sampled process, whose one
+// window stands for the whole period. Totals only grow.
 class LaunchScaler {
 public:
   // A process by PID: the scheduler forgets a process when it exits, before its PID returns.
@@ -41,8 +43,11 @@ public:
 
   // Counting for `process` starts (true) or stops (false) at now_ns (CLOCK_MONOTONIC).
   void set_counting(const Process &process, bool on, std::uint64_t now_ns);
-  // A full read of the counters at now_ns.
-  void apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns);
+  // Sampled processes have one window per period; their counts are taken at period ends only.
+  void set_sampled(const Process &process, bool sampled);
+  // A full read of the counters at now_ns; `period_end`: a sampling period ends now.
+  void apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns,
+                  bool period_end = true);
   // Estimated totals, one per counter key seen.
   std::vector<LaunchCount> totals() const;
   // Launches per second counted while on, over the last read interval with on time; 0 if none.
@@ -68,6 +73,7 @@ private:
   };
   struct Timing {
     bool on = false;
+    bool sampled = false;
     std::uint64_t since_ns = 0;   // last gate change or read
     std::uint64_t on_ns = 0;      // counting time since the last read
     std::uint64_t elapsed_ns = 0; // time since the last read

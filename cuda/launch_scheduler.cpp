@@ -20,11 +20,12 @@ LaunchCounting launch_counting_for(const CudaProcess &process, LaunchCounting de
 }
 
 LaunchScheduler::LaunchScheduler(LaunchCounting default_mode, std::vector<LaunchRule> rules,
-                                 LaunchSamplingSettings settings, LaunchProbeControl &probes)
-    : default_mode_(default_mode), rules_(std::move(rules)), settings_(settings),
-      probes_(probes) {}
+                                 LaunchSamplingSettings settings, LaunchProbeControl &probes,
+                                 std::function<std::uint64_t()> clock)
+    : default_mode_(default_mode), rules_(std::move(rules)), settings_(settings), probes_(probes),
+      clock_(std::move(clock)) {}
 
-void LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_ns) {
+std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_ns) {
   const auto tgid = static_cast<std::uint32_t>(pid);
   if (!process.attached) {
     probes_.drop_sampled_calls(tgid);
@@ -34,19 +35,21 @@ void LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_n
         ++attach_errors_;
         spdlog::warn("{}", error);
       }
-      return;
+      return 0;
     }
     process.attached = true;
   }
+  const auto opened = now(now_ns);
   probes_.set_launch_gate(tgid, true);
-  scaler_.set_counting(tgid, true, now_ns);
+  scaler_.set_counting(tgid, true, opened);
+  return opened;
 }
 
 void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_ns) {
   const auto tgid = static_cast<std::uint32_t>(pid);
   // Gate first: counting stops now, while the probes are still being removed.
   probes_.set_launch_gate(tgid, false);
-  scaler_.set_counting(tgid, false, now_ns);
+  scaler_.set_counting(tgid, false, now(now_ns));
   if (process.attached)
     probes_.detach_launch_probes(pid);
   process.attached = false;
@@ -60,17 +63,7 @@ void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes
   std::set<int> present;
   for (const auto &process : processes) {
     present.insert(process.id.pid);
-    auto [it, inserted] = processes_.try_emplace(
-        process.id.pid,
-        Tracked{launch_counting_for(process, default_mode_, rules_), process.libraries});
-    if (!inserted) {
-      it->second.libraries = process.libraries;
-      continue;
-    }
-    if (it->second.mode == LaunchCounting::off)
-      scaler_.set_counting(static_cast<std::uint32_t>(process.id.pid), false, now_ns);
-    else
-      open_window(process.id.pid, it->second, now_ns); // exact until its rate is known
+    track(process, now_ns);
   }
   for (auto it = processes_.begin(); it != processes_.end();) {
     if (present.contains(it->first)) {
@@ -85,15 +78,41 @@ void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes
   }
 }
 
+void LaunchScheduler::track(const CudaProcess &process, std::uint64_t now_ns) {
+  if (next_period_ns_ == 0)
+    next_period_ns_ = now_ns + settings_.period_ns;
+  auto [it, inserted] = processes_.try_emplace(
+      process.id.pid,
+      Tracked{launch_counting_for(process, default_mode_, rules_), process.libraries});
+  if (!inserted) {
+    it->second.libraries = process.libraries;
+    // Attached early through libraries the scan had not seen: retry with the full list.
+    if (!it->second.attached && it->second.close_ns == 0 && it->second.fraction >= 1 &&
+        it->second.mode != LaunchCounting::off)
+      open_window(process.id.pid, it->second, now_ns);
+    return;
+  }
+  if (it->second.mode == LaunchCounting::off)
+    scaler_.set_counting(static_cast<std::uint32_t>(process.id.pid), false, now_ns);
+  else
+    open_window(process.id.pid, it->second, now_ns); // exact until its rate is known
+}
+
 void LaunchScheduler::start_period(std::uint64_t now_ns) {
   // What every process counted in the period now ending, scaled, and its rate.
   scaler_.apply_read(probes_.read_launch_counts(), now_ns);
   for (auto &[pid, process] : processes_) {
     if (process.mode == LaunchCounting::off)
       continue;
-    if (process.mode == LaunchCounting::adaptive)
-      process.fraction =
-          launch_window_fraction(settings_, scaler_.rate(static_cast<std::uint32_t>(pid)));
+    if (process.mode == LaunchCounting::adaptive) {
+      const double rate = scaler_.rate(static_cast<std::uint32_t>(pid));
+      const double fraction = launch_window_fraction(settings_, rate);
+      if ((fraction < 1) != (process.fraction < 1))
+        spdlog::debug("pid {}: {:.0f} launches/s while counted: counting {:.1f} % of each period",
+                      pid, rate, 100 * fraction);
+      process.fraction = fraction;
+      scaler_.set_sampled(static_cast<std::uint32_t>(pid), process.fraction < 1);
+    }
     // A window still open here (a tick came late) closes first.
     if (process.close_ns != 0)
       close_window(pid, process, now_ns);
@@ -104,10 +123,9 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
     }
     if (process.attached) // was exact: its probes go, a window opens below
       close_window(pid, process, now_ns);
-    open_window(pid, process, now_ns);
-    if (process.attached)
+    if (const auto opened = open_window(pid, process, now_ns); opened != 0)
       process.close_ns =
-          now_ns + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);
+          opened + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);
   }
 }
 
@@ -132,7 +150,7 @@ std::uint64_t LaunchScheduler::next_deadline_ns() const {
 }
 
 std::vector<LaunchCount> LaunchScheduler::read(std::uint64_t now_ns) {
-  scaler_.apply_read(probes_.read_launch_counts(), now_ns);
+  scaler_.apply_read(probes_.read_launch_counts(), now_ns, false);
   return scaler_.totals();
 }
 

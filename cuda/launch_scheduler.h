@@ -3,6 +3,7 @@
 // counting windows open and close, and the scaled launch totals that follow (LaunchScaler).
 // Kernel-facing work goes through LaunchProbeControl.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,11 +33,18 @@ struct LaunchProcessView {
 
 class LaunchScheduler {
 public:
+  // `clock` (CLOCK_MONOTONIC ns) times the gates, read after each attach: attaching takes
+  // milliseconds, which must not count as counted time. Null: the times passed in.
   LaunchScheduler(LaunchCounting default_mode, std::vector<LaunchRule> rules,
-                  LaunchSamplingSettings settings, LaunchProbeControl &probes);
+                  LaunchSamplingSettings settings, LaunchProbeControl &probes,
+                  std::function<std::uint64_t()> clock = nullptr);
 
   // After a scan: probes for new processes, none for processes gone. Times: CLOCK_MONOTONIC ns.
   void update_processes(const std::vector<CudaProcess> &processes, std::uint64_t now_ns);
+  // A process seen before its first scan (its first probed call): probes now, so that its
+  // first launches are counted too.
+  void track(const CudaProcess &process, std::uint64_t now_ns);
+  bool tracks(int pid) const { return processes_.contains(pid); }
   // Opens and closes windows that are due; call at least by next_deadline_ns().
   void tick(std::uint64_t now_ns);
   std::uint64_t next_deadline_ns() const;
@@ -55,7 +63,9 @@ private:
     double fraction = 1;
     std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise
   };
-  void open_window(int pid, Tracked &process, std::uint64_t now_ns);
+  // Returns the time the gate opened, 0 when no probe could be attached.
+  std::uint64_t open_window(int pid, Tracked &process, std::uint64_t now_ns);
+  std::uint64_t now(std::uint64_t fallback_ns) const { return clock_ ? clock_() : fallback_ns; }
   void close_window(int pid, Tracked &process, std::uint64_t now_ns);
   void start_period(std::uint64_t now_ns);
 
@@ -63,6 +73,7 @@ private:
   std::vector<LaunchRule> rules_;
   LaunchSamplingSettings settings_;
   LaunchProbeControl &probes_;
+  std::function<std::uint64_t()> clock_;
   LaunchScaler scaler_;
   std::map<int, Tracked> processes_;
   std::uint64_t next_period_ns_ = 0;

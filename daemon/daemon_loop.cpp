@@ -61,7 +61,8 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublishe
           [this](const ProcessId &id) { return visible_gpus_of(procfs_, host_gpus_, id); }}),
       detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir) {
   health_.version = kVersion;
-  if (config.cuda.launch_counting != "exact") {
+  // Without uprobe_multi links (Linux < 6.6) the tracer counts every launch.
+  if (config.cuda.launch_counting != "exact" && tracer_.per_process_launch_probes()) {
     std::vector<LaunchRule> rules;
     for (const auto &[pattern, mode] : config.cuda.launch_rules)
       rules.push_back({pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
@@ -71,7 +72,7 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublishe
         std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
     launches_.emplace(parse_launch_counting(config.cuda.launch_counting)
                           .value_or(LaunchCounting::adaptive),
-                      std::move(rules), sampling, tracer_);
+                      std::move(rules), sampling, tracer_, monotonic_ns);
   }
   raise_open_file_limit();
   for (const auto &gpu : host_gpus_)
@@ -120,11 +121,26 @@ std::vector<LaunchCount> DaemonLoop::read_launch_counts() {
 
 void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
   tracer_.poll(timeout, [this](std::span<const std::byte> bytes) {
-    if (auto event = decode_event(bytes))
+    if (auto event = decode_event(bytes)) {
+      if (launches_)
+        track_launches_early(std::visit([](const auto &e) { return e.tgid; }, *event));
       state_.apply(*event);
-    else
+    } else {
       ++health_.malformed_events;
+    }
   });
+}
+
+// A process's first probed calls (context creation, module loading) come before its first
+// launch: in adaptive mode its launch probes are attached then, not at the next scan.
+void DaemonLoop::track_launches_early(std::uint32_t tgid) {
+  const auto pid = static_cast<int>(tgid);
+  if (launches_->tracks(pid) || pid == static_cast<int>(getpid()) || !early_misses_.insert(pid).second)
+    return;
+  if (auto process = discover_cuda_process(procfs_, pid)) {
+    early_misses_.erase(pid);
+    launches_->track(*process, monotonic_ns());
+  }
 }
 
 void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
@@ -185,8 +201,10 @@ void DaemonLoop::scan_once() {
                 [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
   pod_names_.resolve(discovery.processes);
   attach_new_libraries(discovery);
-  if (launches_)
+  if (launches_) {
     launches_->update_processes(discovery.processes, monotonic_ns());
+    early_misses_.clear();
+  }
   // Names and allocations that arrived before now are applied before counts are joined.
   drain_events(std::chrono::milliseconds(0));
   auto launches = read_launch_counts();
@@ -320,7 +338,7 @@ void DaemonLoop::publish() {
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
   snapshot->families.push_back(container_info_family(state_));
   for (auto &family : launch_counting_families(
-           config_.cuda.launch_counting, state_,
+           launches_ ? config_.cuda.launch_counting : std::string("exact"), state_,
            launches_ ? launches_->processes() : std::vector<LaunchProcessView>{}))
     snapshot->families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))

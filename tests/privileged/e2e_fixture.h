@@ -26,6 +26,7 @@ protected:
   // The daemon's config file for this fixture; the command line adds listen, scan interval
   // and log level.
   virtual std::string config_yaml() const { return "\n"; }
+  virtual std::string scan_interval() const { return "100ms"; }
   // Runs the daemon in its own mount namespace with a test socket in place of journald's.
   virtual bool capture_journal() const { return false; }
 
@@ -47,7 +48,7 @@ protected:
                                   "--listen",
                                   "127.0.0.1:" + std::to_string(port_),
                                   "--scan-interval",
-                                  "100ms",
+                                  scan_interval(),
                                   "--log-level",
                                   "debug"};
     if (capture_journal()) {

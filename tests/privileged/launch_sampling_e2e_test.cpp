@@ -65,6 +65,25 @@ TEST_F(AdaptiveLaunchE2E, ProcessBelowTheRateIsCountedExactly) {
   finish(scenario);
 }
 
+class EarlyLaunchE2E : public AdaptiveLaunchE2E {
+protected:
+  std::string scan_interval() const override { return "2s"; }
+};
+
+TEST_F(EarlyLaunchE2E, LaunchesBeforeTheFirstScanAreCounted) {
+  // A first process gets the driver file attached (as on a node where CUDA jobs ran before).
+  auto holder = run_scenario({}, {});
+  // The allocation's event reaches the daemon long before its next scan would find the second
+  // process (at most 15 % of the time a scan falls into the 300 ms): its launch probes are
+  // attached then, and the 100 launches that follow are counted.
+  auto scenario = run_scenario({"alloc:4096:1", "sleep:300", "launch:early:100"}, {"free:1"});
+  finish(holder);
+  EXPECT_EQ(value(scrape(), "neutracer_cuda_kernel_launches_total",
+                  labels(scenario, "kernel", "early")),
+            100);
+  finish(scenario);
+}
+
 class LaunchRulesE2E : public DaemonE2E {
 protected:
   std::string config_yaml() const override {

@@ -535,3 +535,42 @@ TEST(ValidateConfig, ChecksEveryField) {
 
 } // namespace
 } // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+TEST(ParseConfigYaml, ReadsLaunchCountingKeys) {
+  const auto config = parse_ok("cuda:\n"
+                               "  launch_counting: exact\n"
+                               "  launch_max_rate: 250\n"
+                               "  launch_sample_period: 500ms\n"
+                               "  launch_rules:\n"
+                               "    - {match: \"train*\", counting: off}\n"
+                               "    - {match: \"/opt/*\", counting: adaptive}\n");
+  EXPECT_EQ(config.cuda.launch_counting, "exact");
+  EXPECT_EQ(config.cuda.launch_max_rate, 250u);
+  EXPECT_EQ(config.cuda.launch_sample_period, std::chrono::milliseconds(500));
+  const std::vector<std::pair<std::string, std::string>> rules{{"train*", "off"},
+                                                               {"/opt/*", "adaptive"}};
+  EXPECT_EQ(config.cuda.launch_rules, rules);
+  EXPECT_EQ(Config{}.cuda.launch_counting, "adaptive");
+}
+
+TEST(ParseConfigYamlErrors, LaunchCountingValuesAreChecked) {
+  EXPECT_CONTAINS(parse_error("cuda: {launch_counting: sampled}\n"),
+                  "cuda.launch_counting: invalid value 'sampled': must be exact, adaptive or off");
+  EXPECT_CONTAINS(parse_error("cuda: {launch_max_rate: 0}\n"), "must be between 1 and 10000000");
+  EXPECT_CONTAINS(parse_error("cuda: {launch_sample_period: 50ms}\n"),
+                  "must be between 100ms and 1m");
+  EXPECT_CONTAINS(parse_error("cuda: {launch_rules: {match: x}}\n"),
+                  "expected a list of {match: PATTERN, counting: MODE}");
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: x, counting: fast}\n"),
+                  "rule 1: counting 'fast' must be exact, adaptive or off");
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: \"\", counting: off}\n"),
+                  "rule 1: match must not be empty");
+  EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: x, counting: off, y: 1}\n"),
+                  "rule 1: expected exactly the keys match and counting");
+}
+
+} // namespace
+} // namespace neutracer

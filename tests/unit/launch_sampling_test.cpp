@@ -59,6 +59,18 @@ TEST(LaunchScaler, WindowCountsAreScaledByPeriodOverWindow) {
   EXPECT_NEAR(scaler.counted_fraction(10), 0.01, 1e-9);
 }
 
+TEST(LaunchScaler, SampledProcessCountsAreTakenAtPeriodEndsOnly) {
+  LaunchScaler scaler;
+  scaler.set_sampled(10, true);
+  scaler.set_counting(10, true, 0);
+  scaler.set_counting(10, false, 10 * kMs);
+  // A scan 100 ms in: the window's 50 launches stand for the whole period, not for 100 ms.
+  scaler.apply_read({count(10, 1, 50)}, 100 * kMs, false);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 0u);
+  scaler.apply_read({count(10, 1, 50)}, 1000 * kMs, true);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 5000u);
+}
+
 TEST(LaunchScaler, ReadInsideAWindowStaysUnbiased) {
   LaunchScaler scaler;
   scaler.set_counting(10, true, 0);
@@ -158,6 +170,8 @@ TEST(LaunchScheduler, BusyProcessIsSampledWithinTwoPercent) {
     probes.launch(10, 20); // 20 000 launches/s
     trapped += probes.raw[10] - before;
     truth += 20;
+    if (ms % 137 == 0) // the daemon's scans read the counters at their own times
+      scheduler.read(ms * kMs);
   }
   const auto estimate = static_cast<double>(total_of(scheduler.read(60'000 * kMs), 10));
   EXPECT_NEAR(estimate / static_cast<double>(truth), 1.0, 0.02);

@@ -1084,7 +1084,7 @@ class Runner:
                         "value": None, "unit": UNITS[w], "result": {},
                         "error": f"daemon session failed: {exc}"})
                 self.save()
-        prof = [w for w in ws if w != "raw"]
+        prof = [] if self.args.no_profiler else [w for w in ws if w != "raw"]
         if prof:
             self.check_no_daemon(f"r{rnd} profiler")
         for w in prof:
@@ -1318,6 +1318,8 @@ def parse_args(argv):
             p.add_argument("--" + name.replace("_", "-"), type=int,
                            help=f"default {full} ({quick} with --quick)")
     p.add_argument("--port", type=int, default=19557)
+    p.add_argument("--no-profiler", action="store_true",
+                   help="skip the torch.profiler phase (its cells become n/a)")
     p.add_argument("--daemon-config", default=None,
                    help="config file for the daemon (default none: built-in defaults, i.e. "
                         "adaptive launch counting); e.g. one with cuda: {launch_counting: exact}")

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Counting error and cost of adaptive launch counting over a long steady run, on a GPU host.
+
+    python3 tests/bench/gpu/count_error.py NEUTRACERD_BINARY OUTDIR [--workload cnn]
+                                           [--iterations 10000] [--rounds 1]
+
+Runs the same PyTorch workload (tests/bench/gpu/torch_workloads.py; a fixed number of steps, so
+the same launches every time) with no daemon, under neutracerd with `launch_counting: exact`
+and under neutracerd with the defaults (adaptive), in that order, `--rounds` times. Each daemon
+run reads the process's `neutracer_cuda_kernel_launches_total` once the timed loop has ended,
+while the process is alive. Exact mode is the ground truth (the stand-in tests prove it exact);
+the report gives the adaptive estimate's error against it, the time per step of each
+condition, and the sampling ratio the daemon reported during the run. Writes OUTDIR/count_error.md
+and OUTDIR/count_error.json. Root; no other neutracerd may run.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
+from nt_common import fetch, parse_prometheus, value_sum  # noqa: E402
+
+PORT = 19558
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def scrape():
+    try:
+        return parse_prometheus(fetch(f"http://127.0.0.1:{PORT}/metrics"))
+    except Exception:  # noqa: BLE001 - not up yet
+        return None
+
+
+class Daemon:
+    def __init__(self, binary, config_text, log_path):
+        self.config = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+        self.config.write(config_text)
+        self.config.close()
+        env = dict(os.environ)
+        lib = os.path.join(os.path.dirname(os.path.abspath(binary)), "lib")
+        if os.path.isdir(lib):
+            env["LD_LIBRARY_PATH"] = lib + ":" + env.get("LD_LIBRARY_PATH", "")
+        self.log = open(log_path, "w")
+        self.process = subprocess.Popen(
+            [binary, "--config", self.config.name, "--listen", f"127.0.0.1:{PORT}",
+             "--scan-interval", "500ms"], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_for(scrape, 30, "the daemon's /metrics")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=120)
+        self.log.close()
+        os.unlink(self.config.name)
+
+
+def run_workload(args, condition, daemon_up, outdir, label):
+    sync = tempfile.mkdtemp(prefix="nt-count-")
+    cmd = [sys.executable, os.path.join(HERE, "torch_workloads.py"), args.workload,
+           "--condition", "neutracerd" if daemon_up else "plain", "--sync-dir", sync,
+           "--iterations", str(args.iterations), "--timeout", "900"] + (
+               ["--fake"] if args.fake else [])
+    with open(os.path.join(outdir, f"{label}.stderr"), "w") as err:
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        line = child.stdout.readline()
+        if not line.startswith("READY"):
+            raise RuntimeError(f"{label}: workload did not start: {line!r}")
+        pid = line.split()[1]
+        if daemon_up and not args.fake:  # discovered (its launch probes are attached in the same scan)
+            wait_for(lambda: (s := scrape()) and any(l.get("pid") == pid for _, l, _ in s),
+                     60, f"{label}: discovery of pid {pid}")
+        open(os.path.join(sync, "go"), "w").close()
+        ratios = []
+        result = None
+        while result is None:
+            line = child.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{label}: workload ended without a result")
+            if line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT "):])
+        launches = None
+        if daemon_up:
+            time.sleep(1.5)  # three scans: the last window's counts are read and scaled
+            samples = scrape()
+            launches = value_sum(samples, "neutracer_cuda_kernel_launches_total", pid=pid)
+            ratios = [v for n, l, v in samples
+                      if n == "neutracer_cuda_launch_counted_time_ratio" and l.get("pid") == pid]
+        open(os.path.join(sync, "release"), "w").close()
+        child.wait(timeout=60)
+    return {"condition": condition, "value": result["value"], "unit": result["unit"],
+            "seconds": result["seconds"], "launches": launches,
+            "counted_time_ratio": ratios[0] if ratios else None}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("binary")
+    p.add_argument("outdir")
+    p.add_argument("--workload", default="cnn", choices=["cnn", "eager", "transformer"])
+    p.add_argument("--iterations", type=int, default=10000)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--fake", action="store_true",
+                   help="CPU sleeps instead of PyTorch (checks this script; no launches)")
+    args = p.parse_args()
+    os.makedirs(args.outdir, exist_ok=True)
+    runs = []
+    for rnd in range(1, args.rounds + 1):
+        runs.append(run_workload(args, "plain", False, args.outdir, f"r{rnd}-plain"))
+        for mode, config in (("exact", "cuda: {launch_counting: exact}\n"), ("adaptive", "\n")):
+            daemon = Daemon(args.binary, config, os.path.join(args.outdir, f"r{rnd}-{mode}.log"))
+            try:
+                runs.append(run_workload(args, mode, True, args.outdir, f"r{rnd}-{mode}"))
+            finally:
+                daemon.stop()
+        for run in runs[-3:]:
+            run["round"] = rnd
+        print(json.dumps(runs[-3:]), flush=True)
+
+    def med(cond, key):
+        values = [r[key] for r in runs if r["condition"] == cond and r[key] is not None]
+        return statistics.median(values) if values else None
+
+    lines = [f"# Adaptive launch counting over a steady run: {args.workload}, "
+             f"{args.iterations} steps, {args.rounds} round(s)", "",
+             "| round | condition | time per step | seconds | launches counted | "
+             "error vs exact | counted time |", "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        exact = next((x["launches"] for x in runs
+                      if x["round"] == r["round"] and x["condition"] == "exact"), None)
+        error = ("" if r["condition"] != "adaptive" or not exact or r["launches"] is None
+                 else f"{100 * (r['launches'] - exact) / exact:+.2f} %")
+        launches = "" if r["launches"] is None else str(int(r["launches"]))
+        ratio = "" if r["counted_time_ratio"] is None else f"{r['counted_time_ratio']:.3f}"
+        lines.append(f"| {r['round']} | {r['condition']} | {r['value']:.4f} {r['unit']} | "
+                     f"{r['seconds']:.1f} | {launches} | {error} | {ratio} |")
+    plain = med("plain", "value")
+    for cond in ("exact", "adaptive"):
+        value = med(cond, "value")
+        if plain and value:
+            lines.append(f"\n{cond}: {value / plain:.4f} x plain (medians)")
+    with open(os.path.join(args.outdir, "count_error.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(args.outdir, "count_error.json"), "w") as f:
+        json.dump({"args": vars(args), "runs": runs}, f, indent=1)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
