@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * symhits: how many times does a process call each function of a shared library?
+ *
+ * Puts one counting entry uprobe (symhits.bpf.c) on every exported FUNC symbol of LIB whose
+ * name starts with PREFIX (default "cu"), or only on the symbols named with --sym, optionally
+ * only in process PID, and prints the non-zero counts per symbol:
+ *   - on SIGUSR1: "SNAPSHOT <n> <monotonic ns>", one "<count> <symbol>" line per symbol hit
+ *     so far (cumulative), then "END";
+ *   - on SIGINT / SIGTERM / after --duration: the same block headed "FINAL", then exits.
+ * Symbols at the same address are probed once and printed as "a=b".
+ * Once every probe is in place it prints "ATTACHED <probes> <mode>" (stdout is flushed).
+ *
+ * Two ways to attach:
+ *   --perf   one perf-event uprobe per address (bpf_program__attach_uprobe_opts), as neutracerd
+ *            attaches its probes; detaching waits for a grace period per probe, so use it for a
+ *            few symbols (the default with --sym);
+ *   --multi  one uprobe_multi link for all addresses (kernel >= 6.6), attached and detached at
+ *            once (the default for the PREFIX mode). libbpf 1.1 has no API for it, so the link
+ *            is created with the bpf() system call; an address the kernel refuses is left out
+ *            and reported ("SKIPPED <symbol> errno").
+ *
+ * usage: symhits --lib PATH [--prefix cu | --sym a,b,...] [--pid PID] [--perf|--multi]
+ *                [--duration SECONDS] [--list]
+ * --list prints the symbols and file offsets that would be probed, and exits (no root needed).
+ * Needs root (or CAP_BPF + CAP_PERFMON). Build: see Makefile (static libbpf, skeleton).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "symhits.skel.h"
+
+#define SYMHITS_MAX 16384
+#define ATTACH_UPROBE_MULTI 48 /* BPF_TRACE_UPROBE_MULTI, newer than this libbpf's headers */
+#define CMD_LINK_CREATE 28     /* BPF_LINK_CREATE */
+
+struct probe {
+	uint64_t offset; /* file offset of the symbol */
+	char *names;     /* "a" or "a=b=..." for aliases */
+	int failed_errno;
+};
+
+static struct probe *probes;
+static size_t probe_count;
+static volatile sig_atomic_t want_snapshot, want_stop;
+
+static void on_usr1(int sig) { (void)sig; want_snapshot = 1; }
+static void on_stop(int sig) { (void)sig; want_stop = 1; }
+
+static void die(const char *what)
+{
+	fprintf(stderr, "symhits: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int name_listed(const char *name, const char *list)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	while (p && *p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == len && strncmp(p, name, n) == 0)
+			return 1;
+		p = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+static void add_probe(uint64_t offset, const char *name)
+{
+	for (size_t i = 0; i < probe_count; i++) {
+		if (probes[i].offset == offset) { /* alias of an address already listed */
+			size_t len = strlen(probes[i].names) + strlen(name) + 2;
+			char *joined = malloc(len);
+			snprintf(joined, len, "%s=%s", probes[i].names, name);
+			free(probes[i].names);
+			probes[i].names = joined;
+			return;
+		}
+	}
+	if (probe_count == SYMHITS_MAX) {
+		fprintf(stderr, "symhits: more than %d addresses\n", SYMHITS_MAX);
+		exit(2);
+	}
+	probes = realloc(probes, (probe_count + 1) * sizeof(*probes));
+	probes[probe_count].offset = offset;
+	probes[probe_count].names = strdup(name);
+	probes[probe_count].failed_errno = 0;
+	probe_count++;
+}
+
+/* Reads LIB's dynamic symbol table: defined FUNC symbols that match, with file offsets. */
+static void read_symbols(const char *path, const char *prefix, const char *names)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die(path);
+	const uint8_t *image = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (image == MAP_FAILED)
+		die("mmap");
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) {
+		fprintf(stderr, "symhits: %s is not a 64-bit ELF file\n", path);
+		exit(2);
+	}
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(image + eh->e_phoff);
+
+	for (int s = 0; s < eh->e_shnum; s++) {
+		if (sh[s].sh_type != SHT_DYNSYM)
+			continue;
+		const Elf64_Sym *syms = (const Elf64_Sym *)(image + sh[s].sh_offset);
+		const char *strtab = (const char *)(image + sh[sh[s].sh_link].sh_offset);
+		size_t count = sh[s].sh_size / sizeof(Elf64_Sym);
+		for (size_t i = 0; i < count; i++) {
+			const Elf64_Sym *sym = &syms[i];
+			const char *name = strtab + sym->st_name;
+			int bind = ELF64_ST_BIND(sym->st_info);
+			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+			    sym->st_value == 0 || (bind != STB_GLOBAL && bind != STB_WEAK))
+				continue;
+			if (names ? !name_listed(name, names) : strncmp(name, prefix, strlen(prefix)) != 0)
+				continue;
+			for (int p = 0; p < eh->e_phnum; p++) {
+				if (ph[p].p_type == PT_LOAD && (ph[p].p_flags & PF_X) &&
+				    sym->st_value >= ph[p].p_vaddr &&
+				    sym->st_value < ph[p].p_vaddr + ph[p].p_filesz) {
+					add_probe(sym->st_value - ph[p].p_vaddr + ph[p].p_offset, name);
+					break;
+				}
+			}
+		}
+	}
+	munmap((void *)image, st.st_size);
+	close(fd);
+}
+
+/* One uprobe_multi link for probes[first .. first+n); on refusal, halves until the
+ * addresses the kernel refuses are found (they are marked failed). Returns links made. */
+static int attach_multi(int prog_fd, const char *path, int pid, size_t first, size_t n)
+{
+	uint64_t *offsets = calloc(n, sizeof(uint64_t));
+	uint64_t *cookies = calloc(n, sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++) {
+		offsets[i] = probes[first + i].offset;
+		cookies[i] = first + i;
+	}
+	struct {
+		uint32_t prog_fd, target_fd, attach_type, flags;
+		uint64_t path, offsets, ref_ctr_offsets, cookies;
+		uint32_t cnt, uprobe_flags, pid;
+		uint8_t zero[128 - 60];
+	} attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = ATTACH_UPROBE_MULTI;
+	attr.path = (uint64_t)(uintptr_t)path;
+	attr.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = (uint32_t)n;
+	attr.pid = pid > 0 ? (uint32_t)pid : 0;
+	int fd = (int)syscall(SYS_bpf, CMD_LINK_CREATE, &attr, sizeof(attr));
+	int err = errno;
+	free(offsets);
+	free(cookies);
+	if (fd >= 0)
+		return 1; /* kept open until exit */
+	if (n == 1) {
+		probes[first].failed_errno = err;
+		return 0;
+	}
+	return attach_multi(prog_fd, path, pid, first, n / 2) +
+	       attach_multi(prog_fd, path, pid, first + n / 2, n - n / 2);
+}
+
+static void print_counts(int map_fd, const char *head)
+{
+	printf("%s %llu\n", head, (unsigned long long)now_ns());
+	for (size_t i = 0; i < probe_count; i++) {
+		uint32_t key = (uint32_t)i;
+		uint64_t value = 0;
+		if (bpf_map_lookup_elem(map_fd, &key, &value) == 0 && value)
+			printf("%llu %s\n", (unsigned long long)value, probes[i].names);
+	}
+	printf("END\n");
+	fflush(stdout);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: symhits --lib PATH [--prefix cu | --sym a,b,...] [--pid PID] "
+			"[--perf|--multi] [--duration SECONDS] [--list]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *lib = NULL, *prefix = "cu", *names = NULL;
+	int pid = -1, mode = 0; /* 0 default, 1 perf, 2 multi */
+	double duration = 0;
+	int list_only = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--lib") && i + 1 < argc)
+			lib = argv[++i];
+		else if (!strcmp(a, "--prefix") && i + 1 < argc)
+			prefix = argv[++i];
+		else if (!strcmp(a, "--sym") && i + 1 < argc)
+			names = argv[++i];
+		else if (!strcmp(a, "--pid") && i + 1 < argc)
+			pid = atoi(argv[++i]);
+		else if (!strcmp(a, "--duration") && i + 1 < argc)
+			duration = atof(argv[++i]);
+		else if (!strcmp(a, "--perf"))
+			mode = 1;
+		else if (!strcmp(a, "--multi"))
+			mode = 2;
+		else if (!strcmp(a, "--list"))
+			list_only = 1;
+		else
+			usage();
+	}
+	if (!lib)
+		usage();
+	if (mode == 0)
+		mode = names ? 1 : 2;
+
+	char *path = realpath(lib, NULL);
+	if (!path)
+		die(lib);
+	read_symbols(path, prefix, names);
+	if (probe_count == 0) {
+		fprintf(stderr, "symhits: no matching FUNC symbol in %s\n", path);
+		return 2;
+	}
+	if (names) { /* say which named symbols do not exist */
+		const char *p = names;
+		while (*p) {
+			const char *comma = strchr(p, ',');
+			size_t n = comma ? (size_t)(comma - p) : strlen(p);
+			int found = 0;
+			for (size_t i = 0; i < probe_count && !found; i++) {
+				const char *q = probes[i].names;
+				while (q && !found) {
+					const char *eq = strchr(q, '=');
+					size_t m = eq ? (size_t)(eq - q) : strlen(q);
+					found = m == n && !strncmp(q, p, n);
+					q = eq ? eq + 1 : NULL;
+				}
+			}
+			if (!found)
+				printf("MISSING %.*s\n", (int)n, p);
+			if (!comma)
+				break;
+			p = comma + 1;
+		}
+	}
+	if (list_only) {
+		for (size_t i = 0; i < probe_count; i++)
+			printf("0x%llx %s\n", (unsigned long long)probes[i].offset, probes[i].names);
+		return 0;
+	}
+
+	struct symhits_bpf *skel = symhits_bpf__open();
+	if (!skel)
+		die("open BPF object");
+	if (mode == 2)
+		bpf_program__set_expected_attach_type(skel->progs.count_hit,
+						      (enum bpf_attach_type)ATTACH_UPROBE_MULTI);
+	if (symhits_bpf__load(skel))
+		die("load BPF object");
+	int prog_fd = bpf_program__fd(skel->progs.count_hit);
+	int map_fd = bpf_map__fd(skel->maps.hits);
+
+	size_t attached = 0;
+	if (mode == 1) {
+		for (size_t i = 0; i < probe_count; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
+			struct bpf_link *link = bpf_program__attach_uprobe_opts(
+				skel->progs.count_hit, pid, path, probes[i].offset, &opts);
+			if (!link) {
+				probes[i].failed_errno = errno;
+				continue;
+			}
+			attached++;
+		}
+	} else {
+		attach_multi(prog_fd, path, pid, 0, probe_count);
+		for (size_t i = 0; i < probe_count; i++)
+			attached += probes[i].failed_errno == 0;
+	}
+	for (size_t i = 0; i < probe_count; i++)
+		if (probes[i].failed_errno)
+			printf("SKIPPED %s %d\n", probes[i].names, probes[i].failed_errno);
+	if (attached == 0) {
+		fprintf(stderr, "symhits: no probe could be attached\n");
+		return 1;
+	}
+
+	signal(SIGUSR1, on_usr1);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	printf("ATTACHED %zu %s\n", attached, mode == 1 ? "perf" : "multi");
+	fflush(stdout);
+
+	uint64_t deadline = duration > 0 ? now_ns() + (uint64_t)(duration * 1e9) : 0;
+	unsigned snapshot = 0;
+	while (!want_stop && (!deadline || now_ns() < deadline)) {
+		usleep(2000);
+		if (want_snapshot) {
+			char head[32];
+			want_snapshot = 0;
+			snprintf(head, sizeof(head), "SNAPSHOT %u", ++snapshot);
+			print_counts(map_fd, head);
+		}
+	}
+	print_counts(map_fd, "FINAL 0");
+	return 0; /* links and the object go with the process */
+}
