@@ -17,7 +17,7 @@
 #   stopped by SIGTERM to their PIDs. Once the daemon counts them all: its CPU and RSS over
 #   WINDOW_S with no scrapes, then SCRAPES sequential GETs of /metrics (curl time_total): p50,
 #   p99, max, size.
-# The daemon runs with its defaults (`--config /dev/null`, 2 s scans). Targets (issue 7): daemon
+# The daemon runs with its defaults (2 s scans) but counts every launch (`launch_counting: exact`). Targets (issue 7): daemon
 # <= 2 % of one core at 100 k launches/s, RSS <= 64 MiB, scrape p99 <= 50 ms at 1000 processes.
 # Every process it starts is stopped on exit (the daemon by SIGTERM: removing probes takes ~15 s).
 set -euo pipefail
@@ -50,6 +50,8 @@ fi
 [ "$(cat /proc/sys/kernel/pid_max)" -gt $((TRACKED + PROCS + 1000)) ] || { echo "pid_max too low" >&2; exit 1; }
 
 work=$(mktemp -d)
+# Every launch counted (the per-launch price of a probe): exact mode, not the adaptive default.
+echo "cuda: {launch_counting: exact}" > "$work/exact.yaml"
 daemon_pid=""
 load_pids=()
 tracked_pids=()
@@ -134,7 +136,7 @@ rows=()
 row() { rows+=("$(printf '%-44s | %8s | %8s | %8s | %8s | %10s | %s' "$@")"); }
 
 # --- daemon ---------------------------------------------------------------------------------
-"$BUILD/neutracerd" --config /dev/null --listen "127.0.0.1:$PORT" > "$work/daemon.log" 2>&1 &
+"$BUILD/neutracerd" --config "$work/exact.yaml" --listen "127.0.0.1:$PORT" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_until 30 daemon_up
 

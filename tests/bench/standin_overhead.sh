@@ -16,6 +16,8 @@ BUILD=${BUILD:-build}
 SCENARIO=$BUILD/tests/standin/neutracer-scenario
 PORT=${PORT:-19601}
 work=$(mktemp -d)
+# Every launch counted (the per-launch price of a probe): exact mode, not the adaptive default.
+echo "cuda: {launch_counting: exact}" > "$work/exact.yaml"
 daemon_pid=""
 trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
@@ -93,7 +95,7 @@ measure() { # LABEL: appends one sample of each measurement to $work/<label>.*
 "$SCENARIO" ready "wait:$work/holder-stop" > "$work/holder.out" &
 for rep in $(seq "$REPS"); do
   measure without
-  "$BUILD/neutracerd" --listen "127.0.0.1:$PORT" --config /dev/null > "$work/daemon.log" 2>&1 &
+  "$BUILD/neutracerd" --listen "127.0.0.1:$PORT" --config "$work/exact.yaml" > "$work/daemon.log" 2>&1 &
   daemon_pid=$!
   until scrape 2>/dev/null | grep -q '^neutracer_attached_libraries 1'; do sleep 0.2; done
   measure with

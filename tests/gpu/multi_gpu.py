@@ -102,7 +102,11 @@ def main():
     if os.path.isdir(libdir):
         env["LD_LIBRARY_PATH"] = libdir + ":" + env.get("LD_LIBRARY_PATH", "")
     log = open(os.path.join(outdir, "daemon.log"), "w")
-    daemon = subprocess.Popen([binary, "--config", "/dev/null", "--listen", f"127.0.0.1:{PORT}",
+    # Exact launch counts per GPU are compared with the truth: not the adaptive default.
+    config = os.path.join(outdir, "daemon.yaml")
+    with open(config, "w") as f:
+        f.write("cuda: {launch_counting: exact}\n")
+    daemon = subprocess.Popen([binary, "--config", config, "--listen", f"127.0.0.1:{PORT}",
                                "--scan-interval", "200ms", "--log-level", "debug"],
                               stdout=log, stderr=subprocess.STDOUT, env=env)
     rows, snapshots = [], {}

@@ -94,8 +94,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "validate.sh: starting $BINARY --listen 127.0.0.1:$PORT --scan-interval 200ms"
-LD_LIBRARY_PATH="$DAEMON_LIBS" "$BINARY" --listen "127.0.0.1:$PORT" --scan-interval 200ms --log-level info \
+# The rows compare launch counts with the truth: every launch counted (not the adaptive default).
+echo "cuda: {launch_counting: exact}" > "$OUTDIR/daemon.yaml"
+echo "validate.sh: starting $BINARY --config $OUTDIR/daemon.yaml --listen 127.0.0.1:$PORT --scan-interval 200ms"
+LD_LIBRARY_PATH="$DAEMON_LIBS" "$BINARY" --config "$OUTDIR/daemon.yaml" --listen "127.0.0.1:$PORT" \
+  --scan-interval 200ms --log-level info \
   > "$OUTDIR/daemon.log" 2>&1 &
 DAEMON_PID=$!
 
