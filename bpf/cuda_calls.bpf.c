@@ -199,22 +199,36 @@ int context_pop(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * The shared start of a return probe: the call's entry (saved by record_entry) and room for its
+ * event. NULL when there is nothing to report; the entry is then already dropped or absent.
+ */
+static __always_inline void *returning_call(struct nt_inflight_key *key,
+					    struct nt_inflight_call **call, __u64 event_size)
+{
+	void *event;
+
+	*call = bpf_map_lookup_elem(&inflight, key);
+	if (!*call) {
+		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
+		return NULL;
+	}
+	event = bpf_ringbuf_reserve(&events, event_size, 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		bpf_map_delete_elem(&inflight, key);
+	}
+	return event;
+}
+
 static __always_inline int report_call(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
-	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
-	struct nt_call_event *event;
+	struct nt_inflight_call *call;
+	struct nt_call_event *event = returning_call(&key, &call, sizeof(*event));
 
-	if (!call) {
-		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
+	if (!event)
 		return 0;
-	}
-	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
-	if (!event) {
-		count_stat(NT_STAT_RINGBUF_FULL);
-		bpf_map_delete_elem(&inflight, &key);
-		return 0;
-	}
 	event->kind = NT_EVENT_CALL;
 	event->api = key.api;
 	event->tgid = key.pid_tgid >> 32;
@@ -257,20 +271,12 @@ SEC("uretprobe")
 int name_exit(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
-	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
-	struct nt_name_event *event;
+	struct nt_inflight_call *call;
+	struct nt_name_event *event = returning_call(&key, &call, sizeof(*event));
 	long copied;
 
-	if (!call) {
-		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
+	if (!event)
 		return 0;
-	}
-	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
-	if (!event) {
-		count_stat(NT_STAT_RINGBUF_FULL);
-		bpf_map_delete_elem(&inflight, &key);
-		return 0;
-	}
 	event->kind = NT_EVENT_NAME;
 	event->api = key.api;
 	event->tgid = key.pid_tgid >> 32;

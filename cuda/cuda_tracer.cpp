@@ -13,27 +13,15 @@
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
 #include "common/bpf_errors.h"
+#include "common/bpf_skeleton.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/elf_symbols.h"
 
 namespace neutracer {
 namespace {
 
-template <typename Skeleton, typename Open, typename Load>
-Skeleton *open_and_load(const char *what, Open open, Load load,
-                        const std::function<void(Skeleton *)> &configure) {
-  Skeleton *skeleton = open(nullptr);
-  if (!skeleton) {
-    const int error = errno;
-    throw TracerError(TracerError::Reason::other,
-                      std::string("cannot open BPF object ") + what + ": " + errno_text(error));
-  }
-  configure(skeleton);
-  if (const int error = load(skeleton); error != 0)
-    throw bpf_load_error(std::string("load BPF object ") + what, error,
-                         "the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)");
-  return skeleton;
-}
+constexpr const char *kKernelNeeds =
+    "the kernel needs BTF, uprobes and BPF ring buffers (Linux 5.15+)";
 
 // Walks a hash map key by key (two syscalls per entry): for small maps, and where batched
 // lookups are unavailable.
@@ -86,17 +74,20 @@ void CudaTracer::load(const TracerSettings &settings) {
     bpf_program__set_expected_attach_type(program,
                                           static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   };
-  launch_.reset(open_and_load<cuda_launch>(
-      "cuda_launch", cuda_launch__open_opts, cuda_launch__load, [&](cuda_launch *skeleton) {
+  launch_.reset(open_and_load_skeleton<cuda_launch>(
+      "cuda_launch", cuda_launch__open_opts, cuda_launch__load, cuda_launch__destroy,
+      [&](cuda_launch *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.launches, settings.launch_map_entries);
         skeleton->rodata->gated = per_process_launch_probes_ ? 1 : 0;
         if (per_process_launch_probes_) {
           per_process(skeleton->progs.launch_handle_arg1);
           per_process(skeleton->progs.launch_handle_arg2);
         }
-      }));
-  calls_.reset(open_and_load<cuda_calls>(
-      "cuda_calls", cuda_calls__open_opts, cuda_calls__load, [&](cuda_calls *skeleton) {
+      },
+      kKernelNeeds));
+  calls_.reset(open_and_load_skeleton<cuda_calls>(
+      "cuda_calls", cuda_calls__open_opts, cuda_calls__load, cuda_calls__destroy,
+      [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
         if (per_process_launch_probes_) {
           per_process(skeleton->progs.sampled_call_enter);
@@ -111,7 +102,8 @@ void CudaTracer::load(const TracerSettings &settings) {
             error != 0)
           throw TracerError(TracerError::Reason::other,
                             "cannot share the thread context map: " + errno_text(-error));
-      }));
+      },
+      kKernelNeeds));
   ring_buffer_.reset(ring_buffer__new(
       bpf_map__fd(calls_->maps.events),
       [](void *context, void *data, size_t size) -> int {

@@ -19,6 +19,7 @@
 
 #include "bpf/neutracer_abi.h"
 #include "common/bpf_errors.h"
+#include "common/bpf_skeleton.h"
 #include "os/os_proc_parsers.h"
 #include "os_block.skel.h"
 #include "os_net.skel.h"
@@ -38,30 +39,10 @@ static_assert(sizeof(nt_os_traced) == 16);
 
 namespace {
 
-TracerError load_error(const std::string &what, int error) {
-  return bpf_load_error(what, error,
-                        "OS metrics need kernel BTF and BTF tracepoints (Linux 5.15+)");
-}
+constexpr const char *kKernelNeeds = "OS metrics need kernel BTF and BTF tracepoints (Linux 5.15+)";
 
-// Opens, configures and loads one skeleton; the caller owns it once it is returned.
-template <typename Skeleton, typename Open, typename Load, typename Destroy>
-Skeleton *open_and_load(const char *name, Open open, Load load, Destroy destroy,
-                        const std::function<void(Skeleton *)> &configure) {
-  Skeleton *skeleton = open(nullptr);
-  if (!skeleton) {
-    const int error = errno;
-    throw TracerError(TracerError::Reason::other,
-                      std::string("cannot open BPF object ") + name + ": " + errno_text(error));
-  }
-  try {
-    configure(skeleton);
-    if (const int error = load(skeleton); error != 0)
-      throw load_error(std::string("load BPF object ") + name, error);
-  } catch (...) {
-    destroy(skeleton);
-    throw;
-  }
-  return skeleton;
+TracerError load_error(const std::string &what, int error) {
+  return bpf_load_error(what, error, kKernelNeeds);
 }
 
 // Whether the running kernel's BTF has a tracepoint: its btf_trace_<name> typedef.
@@ -202,7 +183,7 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
                       "cannot count possible CPUs: " + errno_text(cpus));
   bitmap_words_ = static_cast<std::uint32_t>((read_pid_max() + 63) / 64);
 
-  sched_.reset(open_and_load<os_sched>(
+  sched_.reset(open_and_load_skeleton<os_sched>(
       "os_sched", os_sched__open_opts, os_sched__load, os_sched__destroy, [&](os_sched *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.traced_bits, bitmap_words_);
         bpf_map__set_max_entries(skeleton->maps.traced_tgids, settings.max_processes);
@@ -210,7 +191,8 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
         bpf_map__set_max_entries(skeleton->maps.os_threads, settings.max_threads);
         bpf_map__set_max_entries(skeleton->maps.os_cpu_node, static_cast<std::uint32_t>(cpus));
         skeleton->rodata->ns_per_tick = ns_per_tick;
-      }));
+      },
+      kKernelNeeds));
   // os_block and os_net use os_sched's process table, counters and stats.
   const auto share_sched_maps = [this](auto *skeleton) {
     reuse_map(skeleton->maps.traced_bits, sched_->maps.traced_bits);
@@ -218,7 +200,7 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
     reuse_map(skeleton->maps.os_counters, sched_->maps.os_counters);
     reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
   };
-  block_.reset(open_and_load<os_block>(
+  block_.reset(open_and_load_skeleton<os_block>(
       "os_block", os_block__open_opts, os_block__load, os_block__destroy, [&](os_block *skeleton) {
         share_sched_maps(skeleton);
         bpf_map__set_max_entries(skeleton->maps.os_io_inflight, settings.max_inflight_io);
@@ -226,9 +208,10 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
         bpf_program__set_autoload(skeleton->progs.os_block_io_start, block_io_start_);
         bpf_program__set_autoload(skeleton->progs.os_block_rq_insert, !block_io_start_);
         bpf_program__set_autoload(skeleton->progs.os_block_rq_issue, !block_io_start_);
-      }));
+      },
+      kKernelNeeds));
   try {
-    net_.reset(open_and_load<os_net>(
+    net_.reset(open_and_load_skeleton<os_net>(
         "os_net", os_net__open_opts, os_net__load, os_net__destroy, [&](os_net *skeleton) {
           share_sched_maps(skeleton);
           bpf_map__set_max_entries(skeleton->maps.os_sockets, settings.max_sockets);
@@ -237,7 +220,8 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
           bpf_program__set_autoload(skeleton->progs.os_sock_recv_length, network_tracepoints);
           bpf_program__set_autoload(skeleton->progs.os_tcp_sendmsg_exit, !network_tracepoints);
           bpf_program__set_autoload(skeleton->progs.os_tcp_cleanup_rbuf, !network_tracepoints);
-        }));
+        },
+      kKernelNeeds));
   } catch (const TracerError &error) {
     if (network_tracepoints)
       throw;
