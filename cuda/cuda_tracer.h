@@ -17,7 +17,7 @@
 #include "common/unique_fd.h"
 #include "cuda/cuda_discovery.h"
 #include "cuda/cuda_state.h"
-#include "cuda/launch_probe_control.h"
+#include "cuda/cuda_tracing.h"
 
 struct bpf_program;
 struct cuda_launch;
@@ -36,22 +36,7 @@ struct TracerSettings {
   bool per_process_launch_probes = false;
 };
 
-struct AttachSummary {
-  std::size_t probes = 0;          // links created
-  std::size_t missing_symbols = 0; // symbols this driver does not export
-  std::size_t errors = 0;          // attach calls that failed
-  std::string first_error;
-  bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
-};
-
-struct TracerStats {
-  std::uint64_t ring_buffer_full = 0;
-  std::uint64_t launch_map_full = 0;
-  std::uint64_t inflight_map_full = 0;
-  std::uint64_t return_without_entry = 0;
-};
-
-class CudaTracer : public LaunchProbeControl {
+class CudaTracer : public CudaTracing {
 public:
   explicit CudaTracer(const TracerSettings &settings); // throws TracerError
   ~CudaTracer();
@@ -60,18 +45,18 @@ public:
 
   // Attaches every probe to one library file, system-wide (all present and future
   // processes mapping it). Never throws; failures are in the summary.
-  AttachSummary attach(const CudaLibrary &library);
-  void detach(const LibraryId &id);
-  bool is_attached(const LibraryId &id) const { return attachments_.contains(id); }
-  std::vector<LibraryId> attached() const;
-  std::size_t probe_count() const;
+  AttachSummary attach(const CudaLibrary &library) override;
+  void detach(const LibraryId &id) override;
+  bool is_attached(const LibraryId &id) const override { return attachments_.contains(id); }
+  std::vector<LibraryId> attached() const override;
+  std::size_t probe_count() const override;
   // False when adaptive counting was asked for but the kernel lacks uprobe_multi links: the
   // launch probes then attach system-wide, as in exact mode.
-  bool per_process_launch_probes() const { return per_process_launch_probes_; }
+  bool per_process_launch_probes() const override { return per_process_launch_probes_; }
 
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.
   void poll(std::chrono::milliseconds timeout,
-            const std::function<void(std::span<const std::byte>)> &sink);
+            const std::function<void(std::span<const std::byte>)> &sink) override;
 
   std::vector<LaunchCount> read_launch_counts() const override;
 
@@ -83,13 +68,13 @@ public:
   void forget_launch_gate(std::uint32_t tgid) override;
   void drop_sampled_calls(std::uint32_t tgid) override;
 
-  std::vector<InflightCall> read_inflight_calls() const;
-  void delete_launch_counts(const std::vector<LaunchCount> &entries);
-  void delete_inflight_calls(const std::vector<InflightCall> &calls);
-  TracerStats stats() const;
+  std::vector<InflightCall> read_inflight_calls() const override;
+  void delete_launch_counts(const std::vector<LaunchCount> &entries) override;
+  void delete_inflight_calls(const std::vector<InflightCall> &calls) override;
+  TracerStats stats() const override;
   // Capacities of the maps read above.
-  std::uint32_t launch_map_max_entries() const;
-  std::uint32_t inflight_map_max_entries() const;
+  std::uint32_t launch_map_max_entries() const override;
+  std::uint32_t inflight_map_max_entries() const override;
 
 private:
   using Link = BpfLink;

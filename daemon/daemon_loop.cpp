@@ -49,8 +49,8 @@ void raise_open_file_limit() {
 
 } // namespace
 
-DaemonLoop::DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-                       ServiceNotifier &notifier, JournalWriter *journal, OsTracer *os_tracer)
+DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublisher &publisher,
+                       ServiceNotifier &notifier, JournalWriter *journal, OsTracing *os_tracer)
     : config_(config), procfs_(config.proc_root), tracer_(tracer), publisher_(publisher),
       notifier_(notifier), journal_(journal), os_tracer_(os_tracer),
       host_gpus_(read_host_gpus(config.proc_root)),

@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 #include "cuda/cuda_state.h"
-#include "cuda/cuda_tracer.h"
+#include "cuda/cuda_tracing.h"
 #include "cuda/launch_scheduler.h"
 #include "gpus/host_gpus.h"
 #include "common/journal_writer.h"
@@ -15,7 +15,7 @@
 #include "cuda/memory_timeline.h"
 #include "nvml/nvml_sampler.h"
 #include "os/os_sampler.h"
-#include "os/os_tracer.h"
+#include "os/os_tracing.h"
 #include "common/process_image.h"
 #include "common/procfs.h"
 #include "daemon/service_notifier.h"
@@ -31,8 +31,8 @@ class DaemonLoop {
 public:
   // `journal` may be null: alerts then only reach metrics and /api/v1/alerts. `os_tracer` may
   // be null: OS metrics then come from /proc only.
-  DaemonLoop(const Config &config, CudaTracer &tracer, MetricsPublisher &publisher,
-             ServiceNotifier &notifier, JournalWriter *journal, OsTracer *os_tracer);
+  DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublisher &publisher,
+             ServiceNotifier &notifier, JournalWriter *journal, OsTracing *os_tracer);
 
   // One scan and publish; run() repeats it every scan interval.
   void scan_once();
@@ -65,11 +65,11 @@ private:
 
   Config config_;
   ProcFs procfs_;
-  CudaTracer &tracer_;
+  CudaTracing &tracer_;
   MetricsPublisher &publisher_;
   ServiceNotifier &notifier_;
   JournalWriter *journal_;
-  OsTracer *os_tracer_;
+  OsTracing *os_tracer_;
   std::map<int, ProcessOsSample> os_samples_;
   std::map<std::uint32_t, OsCounters> os_counters_;
   std::vector<HostGpu> host_gpus_; // read once at start; before state_, which uses it

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "os/os_sampler.h"
-#include "os/os_tracer.h"
+#include "os/os_tracing.h"
 #include "exposition/exposition.h"
 
 namespace neutracer {

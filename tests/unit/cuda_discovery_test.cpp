@@ -1,5 +1,6 @@
 #include "cuda/cuda_discovery.h"
 #include "common/procfs.h"
+#include "temp_proc.h"
 
 #include <gtest/gtest.h>
 
@@ -25,55 +26,6 @@ constexpr const char *kId2 = "0123456789abcdef0123456789abcdef0123456789abcdef01
 const LibraryId kLibA{makedev(0xfd, 0x01), 1835423};
 const LibraryId kLibB{makedev(0x103, 0x02), 77001};
 const LibraryId kLibDeleted{makedev(0xfd, 0x01), 1835999};
-
-// A temporary directory that acts as a /proc root; removed on destruction.
-class TempProc {
-public:
-  TempProc() {
-    std::string pattern = (fs::temp_directory_path() / "neutracer-proc-XXXXXX").string();
-    char *made = ::mkdtemp(pattern.data());
-    if (made == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    root_ = made;
-  }
-  ~TempProc() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  TempProc(const TempProc &) = delete;
-  TempProc &operator=(const TempProc &) = delete;
-
-  const fs::path &root() const { return root_; }
-
-  // Copies a fixture scenario in and adds an `exe` link to every numeric pid directory.
-  void copy_scenario(const std::string &scenario) {
-    fs::copy(fs::path(NEUTRACER_FIXTURES_DIR) / "proc" / scenario, root_,
-             fs::copy_options::recursive);
-    for (const auto &entry : fs::directory_iterator(root_)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && !name.empty() &&
-          std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        fs::create_symlink("/usr/bin/exe-of-" + name, entry.path() / "exe");
-    }
-  }
-
-  void write(int pid, const std::string &file, const std::string &text) {
-    fs::create_directories(root_ / std::to_string(pid));
-    std::ofstream out(root_ / std::to_string(pid) / file, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-
-  void write_stat(int pid, const std::string &comm, std::uint64_t start_ticks) {
-    std::string text = std::to_string(pid) + " (" + comm + ") S 1 " + std::to_string(pid);
-    for (int field = 6; field <= 21; ++field)
-      text += " " + std::to_string(field);
-    text += " " + std::to_string(start_ticks) + " 8589934592 51200\n";
-    write(pid, "stat", text);
-  }
-
-private:
-  fs::path root_;
-};
 
 std::string libcuda_line(const std::string &dev, std::uint64_t inode, const std::string &path) {
   return "7f3a1c000000-7f3a1c200000 r-xp 00000000 " + dev + " " + std::to_string(inode) +

@@ -1,0 +1,54 @@
+#pragma once
+// What the main loop needs from the BPF side of CUDA tracing. CudaTracer is the real one; unit
+// tests drive the loop through a fake.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_discovery.h"
+#include "cuda/cuda_state.h"
+#include "cuda/launch_probe_control.h"
+
+namespace neutracer {
+
+struct AttachSummary {
+  std::size_t probes = 0;          // links created
+  std::size_t missing_symbols = 0; // symbols this driver does not export
+  std::size_t errors = 0;          // attach calls that failed
+  std::string first_error;
+  bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
+};
+
+struct TracerStats {
+  std::uint64_t ring_buffer_full = 0;
+  std::uint64_t launch_map_full = 0;
+  std::uint64_t inflight_map_full = 0;
+  std::uint64_t return_without_entry = 0;
+};
+
+class CudaTracing : public LaunchProbeControl {
+public:
+  // Attaches every probe to one library file, system-wide. Never throws.
+  virtual AttachSummary attach(const CudaLibrary &library) = 0;
+  virtual void detach(const LibraryId &id) = 0;
+  virtual bool is_attached(const LibraryId &id) const = 0;
+  virtual std::vector<LibraryId> attached() const = 0;
+  virtual std::size_t probe_count() const = 0;
+  // Whether launch probes are attached per process (adaptive counting) or system-wide.
+  virtual bool per_process_launch_probes() const = 0;
+  // Waits up to `timeout` for events and passes each one's bytes to `sink`.
+  virtual void poll(std::chrono::milliseconds timeout,
+                    const std::function<void(std::span<const std::byte>)> &sink) = 0;
+  virtual std::vector<InflightCall> read_inflight_calls() const = 0;
+  virtual void delete_launch_counts(const std::vector<LaunchCount> &entries) = 0;
+  virtual void delete_inflight_calls(const std::vector<InflightCall> &calls) = 0;
+  virtual TracerStats stats() const = 0;
+  virtual std::uint32_t launch_map_max_entries() const = 0;
+  virtual std::uint32_t inflight_map_max_entries() const = 0;
+};
+
+} // namespace neutracer

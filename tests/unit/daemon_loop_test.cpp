@@ -1,0 +1,137 @@
+// A whole scan -> publish cycle of DaemonLoop without root: a fixture /proc tree, a fake BPF side
+// (CudaTracing) and the real state, detectors and exporters.
+#include "daemon/daemon_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "temp_proc.h"
+
+namespace neutracer {
+namespace {
+
+// The shared_library fixture: pids 100 and 200 map one libcuda file.
+const LibraryId kLibrary{makedev(0xfd, 0x01), 1835423};
+constexpr std::uint64_t kStartTicksOf100 = 123456;
+
+class FakeTracing : public CudaTracing {
+public:
+  AttachSummary attach(const CudaLibrary &library) override {
+    attached_.insert(library.id);
+    ++attach_calls;
+    return {.probes = 100, .missing_symbols = 0, .errors = 0, .first_error = {}, .retry = false};
+  }
+  void detach(const LibraryId &id) override { attached_.erase(id); }
+  bool is_attached(const LibraryId &id) const override { return attached_.contains(id); }
+  std::vector<LibraryId> attached() const override { return {attached_.begin(), attached_.end()}; }
+  std::size_t probe_count() const override { return 100 * attached_.size(); }
+  bool per_process_launch_probes() const override { return per_process; }
+  void poll(std::chrono::milliseconds,
+            const std::function<void(std::span<const std::byte>)> &) override {}
+  std::vector<LaunchCount> read_launch_counts() const override { return launches; }
+  std::vector<InflightCall> read_inflight_calls() const override { return {}; }
+  void delete_launch_counts(const std::vector<LaunchCount> &) override {}
+  void delete_inflight_calls(const std::vector<InflightCall> &) override {}
+  TracerStats stats() const override { return {}; }
+  std::uint32_t launch_map_max_entries() const override { return 65536; }
+  std::uint32_t inflight_map_max_entries() const override { return 16384; }
+  std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
+                                   std::string &) override {
+    launch_probes[pid] = libraries;
+    return 4;
+  }
+  void detach_launch_probes(int pid) override { launch_probes.erase(pid); }
+  void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
+  void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
+  void drop_sampled_calls(std::uint32_t) override {}
+
+  bool per_process = false;
+  int attach_calls = 0;
+  std::vector<LaunchCount> launches;
+  std::map<int, std::vector<LibraryId>> launch_probes;
+  std::map<std::uint32_t, bool> gates;
+
+private:
+  std::set<LibraryId> attached_;
+};
+
+double sample(const PublishedSnapshot &snapshot, const std::string &family,
+              const std::map<std::string, std::string> &labels) {
+  for (const auto &f : snapshot.families) {
+    if (f.name != family)
+      continue;
+    for (const auto &s : f.samples) {
+      const bool all = std::all_of(labels.begin(), labels.end(), [&](const auto &label) {
+        const std::pair<std::string, std::string> wanted(label.first, label.second);
+        return std::find(s.labels.begin(), s.labels.end(), wanted) != s.labels.end();
+      });
+      if (all)
+        return s.value;
+    }
+  }
+  return -1;
+}
+
+class DaemonLoopTest : public ::testing::Test {
+protected:
+  DaemonLoopTest() { proc_.copy_scenario("shared_library"); }
+  Config config(const std::string &launch_counting) const {
+    Config c;
+    c.proc_root = proc_.root().string();
+    c.cuda.launch_counting = launch_counting;
+    c.alerts.journal = false;
+    return c;
+  }
+  TempProc proc_;
+  FakeTracing tracing_;
+  MetricsPublisher publisher_;
+  ServiceNotifier notifier_;
+};
+
+TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
+  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  loop.scan_once();
+
+  EXPECT_EQ(tracing_.attach_calls, 1); // two processes, one file, two scans
+  const auto snapshot = publisher_.latest();
+  ASSERT_TRUE(snapshot && snapshot->from_a_scan);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_kernel_launches_total",
+                   {{"pid", "100"}, {"comm", "python3"}, {"kernel", "[unresolved]"}}),
+            42);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_processes", {}), 2);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_sampling_ratio", {{"pid", "200"}}), 1);
+  EXPECT_TRUE(tracing_.launch_probes.empty()) << "exact mode attaches launch probes per file";
+}
+
+TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
+  tracing_.per_process = true;
+  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+
+  ASSERT_EQ(tracing_.launch_probes.size(), 2u);
+  EXPECT_EQ(tracing_.launch_probes.at(100), std::vector<LibraryId>{kLibrary});
+  EXPECT_EQ(tracing_.launch_probes.at(200), std::vector<LibraryId>{kLibrary});
+  EXPECT_TRUE(tracing_.gates.at(100) && tracing_.gates.at(200));
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_counting_info", {{"mode", "adaptive"}}), 1);
+}
+
+TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {
+  tracing_.per_process = false; // e.g. a kernel without uprobe_multi links
+  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  EXPECT_TRUE(tracing_.launch_probes.empty());
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}),
+            1);
+}
+
+} // namespace
+} // namespace neutracer
