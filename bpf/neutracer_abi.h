@@ -2,7 +2,7 @@
 /*
  * The one contract between the BPF programs and the daemon: API identifiers,
  * map keys and ring-buffer events. Fixed-width fields, explicit padding; the
- * C++ side static_asserts sizes and offsets (daemon/event_decoder.h).
+ * C++ side static_asserts sizes and offsets (cuda/event_decoder.h).
  */
 #ifndef NEUTRACER_ABI_H
 #define NEUTRACER_ABI_H

@@ -98,7 +98,7 @@ typedef struct { /* nvmlFieldValue_t */
 
 /* Entries of nvmlDeviceGetComputeRunningProcesses. Drivers have written three layouts through
  * the _v2 and _v3 symbols; pid and used memory sit at the same offsets in all of them (see
- * daemon/nvml_process_layout.h). */
+ * nvml/nvml_process_layout.h). */
 typedef struct { /* nvmlProcessInfo_v1_t */
   unsigned int pid;
   unsigned long long used_gpu_memory;
