@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <set>
 #include <spdlog/spdlog.h>
+#include <utility>
 
 namespace neutracer {
 
@@ -33,7 +34,8 @@ std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint6
     if (probes_.attach_launch_probes(pid, process.libraries, error) == 0) {
       if (!error.empty()) {
         ++attach_errors_;
-        spdlog::warn("{}", error);
+        if (!std::exchange(process.warned, true))
+          spdlog::warn("{}", error);
       }
       return 0;
     }
@@ -65,25 +67,34 @@ void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes
     present.insert(process.id.pid);
     track(process, now_ns);
   }
-  for (auto it = processes_.begin(); it != processes_.end();) {
-    if (present.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    if (it->second.attached)
-      probes_.detach_launch_probes(it->first);
-    probes_.forget_launch_gate(static_cast<std::uint32_t>(it->first));
-    scaler_.forget(static_cast<std::uint32_t>(it->first));
-    it = processes_.erase(it);
-  }
+  std::vector<int> gone;
+  for (const auto &[pid, process] : processes_)
+    if (!present.contains(pid))
+      gone.push_back(pid);
+  for (const int pid : gone)
+    forget(pid);
+}
+
+void LaunchScheduler::forget(int pid) {
+  const auto it = processes_.find(pid);
+  if (it == processes_.end())
+    return;
+  if (it->second.attached)
+    probes_.detach_launch_probes(pid);
+  probes_.forget_launch_gate(static_cast<std::uint32_t>(pid));
+  scaler_.forget(static_cast<std::uint32_t>(pid));
+  processes_.erase(it);
 }
 
 void LaunchScheduler::track(const CudaProcess &process, std::uint64_t now_ns) {
   if (next_period_ns_ == 0)
     next_period_ns_ = now_ns + settings_.period_ns;
+  if (const auto known = processes_.find(process.id.pid);
+      known != processes_.end() && known->second.start_ticks != process.id.start_ticks)
+    forget(process.id.pid); // the PID was reused: the old probes watch the old process
   auto [it, inserted] = processes_.try_emplace(
-      process.id.pid,
-      Tracked{launch_counting_for(process, default_mode_, rules_), process.libraries});
+      process.id.pid, Tracked{launch_counting_for(process, default_mode_, rules_),
+                              process.libraries, process.id.start_ticks});
   if (!inserted) {
     it->second.libraries = process.libraries;
     // Attached early through libraries the scan had not seen: retry with the full list.

@@ -59,6 +59,8 @@ private:
   struct Tracked {
     LaunchCounting mode;
     std::vector<LibraryId> libraries;
+    std::uint64_t start_ticks = 0; // a PID that comes back with another start is a new process
+    bool warned = false;           // an attach failure is logged once per process
     bool attached = false;
     double fraction = 1;
     std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise
@@ -68,6 +70,7 @@ private:
   std::uint64_t now(std::uint64_t fallback_ns) const { return clock_ ? clock_() : fallback_ns; }
   void close_window(int pid, Tracked &process, std::uint64_t now_ns);
   void start_period(std::uint64_t now_ns);
+  void forget(int pid);
 
   LaunchCounting default_mode_;
   std::vector<LaunchRule> rules_;

@@ -211,6 +211,18 @@ TEST(LaunchScheduler, ExitedProcessLosesItsProbesAndGate) {
   EXPECT_TRUE(scheduler.processes().empty());
 }
 
+TEST(LaunchScheduler, AReusedPidGetsNewProbes) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.01}, probes);
+  scheduler.update_processes({process(10, "first")}, 0);
+  ASSERT_EQ(probes.attaches, 1);
+  auto second = process(10, "second");
+  second.id.start_ticks = 2; // same PID, started later: another process
+  scheduler.update_processes({second}, kMs);
+  EXPECT_EQ(probes.attaches, 2);
+  EXPECT_TRUE(probes.attached.contains(10));
+}
+
 TEST(LaunchCountingMode, NamesRoundTrip) {
   for (const auto mode : {LaunchCounting::exact, LaunchCounting::adaptive, LaunchCounting::off})
     EXPECT_EQ(parse_launch_counting(launch_counting_name(mode)), mode);
