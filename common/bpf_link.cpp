@@ -42,7 +42,7 @@ UniqueFd attach_uprobe_multi(int program_fd, const std::string &path, int pid,
     std::uint32_t cnt, uprobe_flags, pid;
   } attr;
   static_assert(sizeof(attr) == 64);
-  std::memset(&attr, 0, sizeof attr); // the kernel refuses non-zero bytes it does not know
+  std::memset(&attr, 0, sizeof attr);  // the kernel refuses non-zero bytes it does not know
   constexpr std::uint32_t kReturn = 1; // BPF_F_UPROBE_MULTI_RETURN
   attr.prog_fd = static_cast<std::uint32_t>(program_fd);
   attr.attach_type = kUprobeMultiAttachType;

@@ -8,9 +8,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/unique_fd.h"

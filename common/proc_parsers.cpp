@@ -4,7 +4,6 @@
 #include <sys/sysmacros.h>
 #include <vector>
 
-
 namespace neutracer {
 namespace {
 

@@ -306,8 +306,8 @@ std::optional<std::string> read_bool(const YAML::Node &node, bool &out) {
 }
 
 // A list of {match: PATTERN, counting: exact|adaptive|off}.
-std::optional<std::string> read_launch_rules(const YAML::Node &node,
-                                             std::vector<std::pair<std::string, std::string>> &out) {
+std::optional<std::string>
+read_launch_rules(const YAML::Node &node, std::vector<std::pair<std::string, std::string>> &out) {
   if (!node.IsSequence())
     return "expected a list of {match: PATTERN, counting: MODE}, got " + describe_type(node);
   std::vector<std::pair<std::string, std::string>> rules;
@@ -782,8 +782,8 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_launch_counting(cuda.launch_counting))
       return ConfigError{invalid_value("cuda.launch_counting", cuda.launch_counting, *problem)};
     if (auto problem = check_launch_max_rate(cuda.launch_max_rate))
-      return ConfigError{invalid_value("cuda.launch_max_rate",
-                                       std::to_string(cuda.launch_max_rate), *problem)};
+      return ConfigError{
+          invalid_value("cuda.launch_max_rate", std::to_string(cuda.launch_max_rate), *problem)};
     if (auto problem = check_launch_sample_period(cuda.launch_sample_period))
       return ConfigError{invalid_value("cuda.launch_sample_period",
                                        format_duration(cuda.launch_sample_period), *problem)};

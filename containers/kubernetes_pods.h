@@ -2,8 +2,8 @@
 // Kubernetes names for traced processes, from the kubelet's log directories. Reading a
 // directory listing needs no privileges and no API server, token or gRPC client.
 #include <cstdint>
-#include <iterator>
 #include <filesystem>
+#include <iterator>
 #include <span>
 #include <vector>
 

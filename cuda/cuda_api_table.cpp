@@ -8,9 +8,9 @@ namespace {
 
 using P = ProbeProgram;
 
-// Driver entry points (docs/architecture.md, "Where neutracerd hooks CUDA"). The runtime resolves `_v2` and per-thread
-// default stream (`_ptsz`/`_ptds`) variants through cuGetProcAddress, so each is
-// probed separately.
+// Driver entry points (docs/architecture.md, "Where neutracerd hooks CUDA"). The runtime resolves
+// `_v2` and per-thread default stream (`_ptsz`/`_ptds`) variants through cuGetProcAddress, so each
+// is probed separately.
 constexpr std::array kSymbols = {
     ProbedSymbol{"cuLaunchKernel", NT_API_LAUNCH_KERNEL, P::launch_handle_arg1},
     ProbedSymbol{"cuLaunchKernel_ptsz", NT_API_LAUNCH_KERNEL, P::launch_handle_arg1},

@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "containers/container_identity.h"
 #include "common/proc_parsers.h"
+#include "containers/container_identity.h"
 
 namespace neutracer {
 
@@ -24,8 +24,7 @@ namespace {
 // One process's libcuda mappings and identity; nullopt when it maps none, vanished, or its maps
 // cannot be read (`unreadable`).
 std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
-                                             std::vector<MapsEntry> &cuda_maps,
-                                             bool &unreadable) {
+                                             std::vector<MapsEntry> &cuda_maps, bool &unreadable) {
   const bool readable = procfs.for_each_line(pid, "maps", [&](std::string_view line) {
     // Cheap substring test first: maps files of large programs have many thousand lines.
     if (line.find("libcuda.so") == std::string_view::npos)

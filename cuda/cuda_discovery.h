@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "containers/container_info.h"
 #include "common/process_id.h"
 #include "common/procfs.h"
+#include "containers/container_info.h"
 
 namespace neutracer {
 

@@ -10,12 +10,12 @@
 #include <thread>
 #include <unistd.h>
 
-#include "cuda_calls.skel.h"
-#include "cuda_launch.skel.h"
 #include "common/bpf_errors.h"
 #include "common/bpf_skeleton.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/elf_symbols.h"
+#include "cuda_calls.skel.h"
+#include "cuda_launch.skel.h"
 
 namespace neutracer {
 namespace {
@@ -232,8 +232,8 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
     // The held descriptor names the file whichever process it was found through.
     const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
     // One link per program and direction, on all of that program's offsets.
-    std::map<std::pair<bpf_program *, bool>, std::pair<std::vector<std::uint64_t>,
-                                                       std::vector<std::uint64_t>>>
+    std::map<std::pair<bpf_program *, bool>,
+             std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>
         groups;
     for (const auto &site : library->second.sites) {
       auto &[offsets, cookies] = groups[{site.program, site.retprobe}];

@@ -22,9 +22,9 @@ std::string_view launch_counting_name(LaunchCounting mode);
 std::optional<LaunchCounting> parse_launch_counting(std::string_view text);
 
 struct LaunchSamplingSettings {
-  double max_rate = 1000;           // counted launches per second per process, at most
+  double max_rate = 1000; // counted launches per second per process, at most
   std::uint64_t period_ns = 1'000'000'000;
-  double min_fraction = 0.005;      // a sampled window is at least this share of a period
+  double min_fraction = 0.005; // a sampled window is at least this share of a period
 };
 
 // The share of each period a process's launch probes stay attached, from its launch rate:
@@ -68,8 +68,8 @@ private:
     auto operator<=>(const Key &) const = default;
   };
   struct Counter {
-    std::uint64_t raw = 0;   // last raw value read
-    double estimate = 0;     // scaled total
+    std::uint64_t raw = 0; // last raw value read
+    double estimate = 0;   // scaled total
   };
   struct Timing {
     bool on = false;

@@ -27,7 +27,7 @@ LaunchCounting launch_counting_for(const CudaProcess &process, LaunchCounting de
 struct LaunchProcessView {
   int pid = 0;
   LaunchCounting mode = LaunchCounting::adaptive;
-  double window_fraction = 1; // share of each period counted now
+  double window_fraction = 1;  // share of each period counted now
   double counted_fraction = 1; // share of time counted since the process was first seen
 };
 

@@ -9,7 +9,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "gpus/host_gpus.h"
 #include "common/proc_parsers.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
@@ -19,6 +18,7 @@
 #include "exporters/metric_builders.h"
 #include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
+#include "gpus/host_gpus.h"
 #include "version.h"
 
 namespace neutracer {
@@ -70,9 +70,9 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     sampling.max_rate = config.cuda.launch_max_rate;
     sampling.period_ns = static_cast<std::uint64_t>(
         std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
-    launches_.emplace(parse_launch_counting(config.cuda.launch_counting)
-                          .value_or(LaunchCounting::adaptive),
-                      std::move(rules), sampling, tracer_, monotonic_ns);
+    launches_.emplace(
+        parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive),
+        std::move(rules), sampling, tracer_, monotonic_ns);
   }
   raise_open_file_limit();
   for (const auto &gpu : host_gpus_)
@@ -135,7 +135,8 @@ void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
 // launch: in adaptive mode its launch probes are attached then, not at the next scan.
 void DaemonLoop::track_launches_early(std::uint32_t tgid) {
   const auto pid = static_cast<int>(tgid);
-  if (launches_->tracks(pid) || pid == static_cast<int>(getpid()) || !early_misses_.insert(pid).second)
+  if (launches_->tracks(pid) || pid == static_cast<int>(getpid()) ||
+      !early_misses_.insert(pid).second)
     return;
   if (auto process = discover_cuda_process(procfs_, pid)) {
     early_misses_.erase(pid);

@@ -5,25 +5,25 @@
 #include <chrono>
 #include <map>
 
+#include "common/journal_writer.h"
+#include "common/process_image.h"
+#include "common/procfs.h"
 #include "config/config.h"
+#include "containers/kubernetes_pods.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracing.h"
 #include "cuda/launch_scheduler.h"
-#include "gpus/host_gpus.h"
-#include "common/journal_writer.h"
-#include "containers/kubernetes_pods.h"
 #include "cuda/memory_timeline.h"
-#include "nvml/nvml_sampler.h"
-#include "os/os_sampler.h"
-#include "os/os_tracing.h"
-#include "common/process_image.h"
-#include "common/procfs.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
 #include "exporters/bpf_map_metrics.h"
 #include "exporters/cuda_metrics.h"
 #include "exporters/detector_metrics.h"
 #include "exporters/metrics_publisher.h"
+#include "gpus/host_gpus.h"
+#include "nvml/nvml_sampler.h"
+#include "os/os_sampler.h"
+#include "os/os_tracing.h"
 
 namespace neutracer {
 

@@ -10,19 +10,19 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "common/journal_writer.h"
 #include "config/cli.h"
 #include "cuda/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
-#include "common/journal_writer.h"
-#include "nvml/nvml_library.h"
-#include "os/os_tracer.h"
 #include "daemon/service_notifier.h"
 #include "daemon/tracing_preflight.h"
-#include "http/http_rejections.h"
-#include "http/http_server.h"
 #include "exporters/memory_timeline_page.h"
 #include "exporters/metrics_publisher.h"
 #include "exporters/self_metrics.h"
+#include "http/http_rejections.h"
+#include "http/http_server.h"
+#include "nvml/nvml_library.h"
+#include "os/os_tracer.h"
 #include "version.h"
 
 namespace {
@@ -165,8 +165,7 @@ int main(int argc, char **argv) {
     // A host that cannot trace stops here, with the reason and its exit code.
     require_kernel_btf();
     require_uprobe_permission();
-    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries,
-                                     config.cuda.ring_buffer_bytes,
+    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes,
                                      config.cuda.launch_counting != "exact"});
     // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
     // metrics and the /proc-based OS figures.

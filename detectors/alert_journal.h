@@ -3,8 +3,8 @@
 // journal catalog, systemd/neutracerd.catalog, explains each), priority and fields.
 #include <string_view>
 
-#include "cuda/cuda_state.h"
 #include "common/journal_writer.h"
+#include "cuda/cuda_state.h"
 #include "detectors/detector_set.h"
 
 namespace neutracer {

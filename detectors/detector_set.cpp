@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/human_bytes.h"
 #include "config/config.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/cuda_state.h"
-#include "common/human_bytes.h"
 
 namespace neutracer {
 namespace {

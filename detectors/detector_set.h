@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "cuda/cuda_discovery.h"
+#include "cuda/memory_change.h"
 #include "detectors/alert_gate.h"
 #include "detectors/hang_detector.h"
 #include "detectors/leak_detector.h"
-#include "cuda/memory_change.h"
 #include "detectors/oom_classifier.h"
 
 namespace neutracer {

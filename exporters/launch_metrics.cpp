@@ -30,11 +30,12 @@ std::vector<MetricFamily> launch_counting_families(std::string_view mode, const 
     const auto labels = process_labels(id, process.comm, process.container);
     const auto view = by_pid.find(id.pid);
     const bool exact_everywhere = views.empty() && mode == "exact";
-    window.samples.push_back(
-        {labels, exact_everywhere ? 1.0 : view == by_pid.end() ? 0.0 : view->second->window_fraction});
-    counted.samples.push_back(
-        {labels,
-         exact_everywhere ? 1.0 : view == by_pid.end() ? 0.0 : view->second->counted_fraction});
+    window.samples.push_back({labels, exact_everywhere       ? 1.0
+                                      : view == by_pid.end() ? 0.0
+                                                             : view->second->window_fraction});
+    counted.samples.push_back({labels, exact_everywhere       ? 1.0
+                                       : view == by_pid.end() ? 0.0
+                                                              : view->second->counted_fraction});
   }
   return {std::move(info), std::move(window), std::move(counted)};
 }

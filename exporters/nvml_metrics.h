@@ -2,8 +2,8 @@
 // Turns an NVML sample into metric families (neutracer_gpu_*, neutracer_nvml_*). Pure.
 #include <vector>
 
-#include "nvml/nvml_sample.h"
 #include "exposition/exposition.h"
+#include "nvml/nvml_sample.h"
 
 namespace neutracer {
 

@@ -3,9 +3,9 @@
 #include <optional>
 #include <vector>
 
+#include "exposition/exposition.h"
 #include "os/os_sampler.h"
 #include "os/os_tracing.h"
-#include "exposition/exposition.h"
 
 namespace neutracer {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "os/os_proc_parsers.h"
 #include "common/procfs.h"
+#include "os/os_proc_parsers.h"
 
 namespace neutracer {
 

@@ -184,7 +184,8 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
   bitmap_words_ = static_cast<std::uint32_t>((read_pid_max() + 63) / 64);
 
   sched_.reset(open_and_load_skeleton<os_sched>(
-      "os_sched", os_sched__open_opts, os_sched__load, os_sched__destroy, [&](os_sched *skeleton) {
+      "os_sched", os_sched__open_opts, os_sched__load, os_sched__destroy,
+      [&](os_sched *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.traced_bits, bitmap_words_);
         bpf_map__set_max_entries(skeleton->maps.traced_tgids, settings.max_processes);
         bpf_map__set_max_entries(skeleton->maps.os_counters, settings.max_processes);
@@ -201,7 +202,8 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
     reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
   };
   block_.reset(open_and_load_skeleton<os_block>(
-      "os_block", os_block__open_opts, os_block__load, os_block__destroy, [&](os_block *skeleton) {
+      "os_block", os_block__open_opts, os_block__load, os_block__destroy,
+      [&](os_block *skeleton) {
         share_sched_maps(skeleton);
         bpf_map__set_max_entries(skeleton->maps.os_io_inflight, settings.max_inflight_io);
         skeleton->rodata->ns_per_tick = ns_per_tick;
@@ -212,7 +214,8 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
       kKernelNeeds));
   try {
     net_.reset(open_and_load_skeleton<os_net>(
-        "os_net", os_net__open_opts, os_net__load, os_net__destroy, [&](os_net *skeleton) {
+        "os_net", os_net__open_opts, os_net__load, os_net__destroy,
+        [&](os_net *skeleton) {
           share_sched_maps(skeleton);
           bpf_map__set_max_entries(skeleton->maps.os_sockets, settings.max_sockets);
           skeleton->rodata->ns_per_tick = ns_per_tick;
@@ -221,7 +224,7 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
           bpf_program__set_autoload(skeleton->progs.os_tcp_sendmsg_exit, !network_tracepoints);
           bpf_program__set_autoload(skeleton->progs.os_tcp_cleanup_rbuf, !network_tracepoints);
         },
-      kKernelNeeds));
+        kKernelNeeds));
   } catch (const TracerError &error) {
     if (network_tracepoints)
       throw;

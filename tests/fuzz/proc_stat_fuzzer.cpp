@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "os/os_proc_parsers.h"
 #include "common/proc_parsers.h"
+#include "os/os_proc_parsers.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

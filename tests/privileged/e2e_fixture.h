@@ -40,7 +40,8 @@ protected:
     // Exact launch counts unless a fixture says otherwise: the tests compare them to the truth.
     const auto yaml = config_yaml();
     std::ofstream(dir_ / "config.yaml")
-        << yaml << (yaml.find("cuda:") == std::string::npos ? "cuda: {launch_counting: exact}\n" : "");
+        << yaml
+        << (yaml.find("cuda:") == std::string::npos ? "cuda: {launch_counting: exact}\n" : "");
     port_ = free_tcp_port();
     std::vector<std::string> argv{NEUTRACER_DAEMON_PATH,
                                   "--config",

@@ -34,17 +34,17 @@ protected:
 TEST_F(AdaptiveLaunchE2E, BusyProcessIsSampledAndItsTotalEstimated) {
   // About 9 000 launches/s for 3 s: paced by sleeps, as a GPU paces a training loop.
   std::atomic<double> lowest_ratio{1.0};
-  auto scenario = run_scenario(
-      {}, repeated({"launch:busy:1"}, {"relaunch:10", "sleep:1"}, 3000), {},
-      [&](const std::string &pid) {
-        for (int i = 0; i < 25; ++i) {
-          const double ratio =
-              value(scrape(), "neutracer_cuda_launch_sampling_ratio", {{"pid", pid}});
-          if (ratio >= 0 && ratio < lowest_ratio)
-            lowest_ratio = ratio;
-          std::this_thread::sleep_for(100ms);
-        }
-      });
+  auto scenario =
+      run_scenario({}, repeated({"launch:busy:1"}, {"relaunch:10", "sleep:1"}, 3000), {},
+                   [&](const std::string &pid) {
+                     for (int i = 0; i < 25; ++i) {
+                       const double ratio =
+                           value(scrape(), "neutracer_cuda_launch_sampling_ratio", {{"pid", pid}});
+                       if (ratio >= 0 && ratio < lowest_ratio)
+                         lowest_ratio = ratio;
+                       std::this_thread::sleep_for(100ms);
+                     }
+                   });
   const double truth = 30001;
   const double estimate = launches(scrape(), scenario);
   // Launches inside a window pay the probe (~6 us on the CI machines' VMs against ~1 ms per
@@ -78,9 +78,9 @@ TEST_F(EarlyLaunchE2E, LaunchesBeforeTheFirstScanAreCounted) {
   // attached then, and the 100 launches that follow are counted.
   auto scenario = run_scenario({"alloc:4096:1", "sleep:300", "launch:early:100"}, {"free:1"});
   finish(holder);
-  EXPECT_EQ(value(scrape(), "neutracer_cuda_kernel_launches_total",
-                  labels(scenario, "kernel", "early")),
-            100);
+  EXPECT_EQ(
+      value(scrape(), "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "early")),
+      100);
   finish(scenario);
 }
 
@@ -105,8 +105,7 @@ class ExactRuleE2E : public LaunchRulesE2E {
 };
 
 TEST_F(ExactRuleE2E, RuleKeepsABusyProcessExact) {
-  auto scenario = run_scenario(
-      {}, repeated({"launch:busy:1"}, {"relaunch:10000", "sleep:300"}, 4));
+  auto scenario = run_scenario({}, repeated({"launch:busy:1"}, {"relaunch:10000", "sleep:300"}, 4));
   const auto s = scrape();
   EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total", {{"pid", scenario.pid}}), 40001);
   EXPECT_EQ(value(s, "neutracer_cuda_launch_counted_time_ratio", {{"pid", scenario.pid}}), 1);

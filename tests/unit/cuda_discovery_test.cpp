@@ -1,5 +1,5 @@
-#include "cuda/cuda_discovery.h"
 #include "common/procfs.h"
+#include "cuda/cuda_discovery.h"
 #include "temp_proc.h"
 
 #include <gtest/gtest.h>

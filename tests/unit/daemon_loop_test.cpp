@@ -129,8 +129,8 @@ TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {
   DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
   loop.scan_once();
   EXPECT_TRUE(tracing_.launch_probes.empty());
-  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}),
-            1);
+  EXPECT_EQ(
+      sample(*publisher_.latest(), "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
 }
 
 } // namespace

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "nvml/nvml_sampler.h"
 #include "exporters/nvml_metrics.h"
 #include "metric_lookup.h"
+#include "nvml/nvml_sampler.h"
 
 namespace neutracer {
 namespace {

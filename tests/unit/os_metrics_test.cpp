@@ -1,6 +1,6 @@
 #include "exporters/cuda_metrics.h"
-#include "exposition/exposition.h"
 #include "exporters/os_metrics.h"
+#include "exposition/exposition.h"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>

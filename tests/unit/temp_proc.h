@@ -16,7 +16,8 @@ namespace neutracer {
 class TempProc {
 public:
   TempProc() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "neutracer-proc-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "neutracer-proc-XXXXXX").string();
     char *made = ::mkdtemp(pattern.data());
     if (made == nullptr)
       throw std::runtime_error("mkdtemp failed");
@@ -34,7 +35,7 @@ public:
   // Copies a fixture scenario in and adds an `exe` link to every numeric pid directory.
   void copy_scenario(const std::string &scenario) {
     std::filesystem::copy(std::filesystem::path(NEUTRACER_FIXTURES_DIR) / "proc" / scenario, root_,
-             std::filesystem::copy_options::recursive);
+                          std::filesystem::copy_options::recursive);
     for (const auto &entry : std::filesystem::directory_iterator(root_)) {
       const std::string name = entry.path().filename().string();
       if (entry.is_directory() && !name.empty() &&
