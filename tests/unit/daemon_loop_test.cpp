@@ -111,6 +111,21 @@ TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess)
   EXPECT_TRUE(tracing_.launch_probes.empty()) << "exact mode attaches launch probes per file";
 }
 
+TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
+  // Once NVML is loaded the daemon maps libcuda too.
+  const int self = static_cast<int>(::getpid());
+  proc_.write(self, "maps",
+              "7f3a1c000000-7f3a1c200000 r-xp 00000000 fd:01 1835423"
+              "                    /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05\n");
+  proc_.write_stat(self, "neutracerd", 999);
+  tracing_.per_process = true;
+  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
+  EXPECT_FALSE(tracing_.launch_probes.contains(self));
+  EXPECT_TRUE(tracing_.launch_probes.contains(100));
+}
+
 TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
   tracing_.per_process = true;
   DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
