@@ -82,11 +82,6 @@ void LinkReaper::run(std::function<void()> removal) {
   wake_.notify_one();
 }
 
-std::size_t LinkReaper::pending() const {
-  std::lock_guard lock(mutex_);
-  return jobs_.size() + (running_job_ ? 1 : 0);
-}
-
 void LinkReaper::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -95,11 +90,9 @@ void LinkReaper::work() {
       return; // stopping, nothing left
     auto job = std::move(jobs_.front());
     jobs_.pop_front();
-    running_job_ = true;
     lock.unlock();
     job();
     lock.lock();
-    running_job_ = false;
   }
 }
 

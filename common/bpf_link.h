@@ -50,16 +50,13 @@ public:
   void reap(std::vector<BpfLink> links);
   // Any other removal (closing link descriptors, say).
   void run(std::function<void()> removal);
-  // Removals queued or running.
-  std::size_t pending() const;
 
 private:
   void work();
 
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;
-  bool running_job_ = false;
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -161,10 +161,13 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   LaunchLibrary launch_library;
   const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api,
                                 bool retprobe = false) {
-    if (per_process_launch_probes_)
-      launch_library.sites.push_back({program, offset, api, retprobe});
-    else
+    if (!per_process_launch_probes_) {
       attach_one(program, offset, api, retprobe);
+      return;
+    }
+    auto &sites = launch_library.links[{program, retprobe}];
+    sites.offsets.push_back(offset);
+    sites.cookies.push_back(api);
   };
   for (const auto &probe : probed_symbols()) {
     const auto found = offsets.found.find(std::string(probe.symbol));
@@ -212,7 +215,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   summary.probes = links.size();
   if (!links.empty())
     attachments_.emplace(library.id, std::move(links));
-  if (per_process_launch_probes_ && !launch_library.sites.empty()) {
+  if (per_process_launch_probes_ && !launch_library.links.empty()) {
     launch_library.file = UniqueFd(::open(library.open_path.c_str(), O_PATH | O_CLOEXEC));
     if (launch_library.file)
       launch_libraries_.insert_or_assign(library.id, std::move(launch_library));
@@ -231,18 +234,9 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
       continue;
     // The held descriptor names the file whichever process it was found through.
     const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
-    // One link per program and direction, on all of that program's offsets.
-    std::map<std::pair<bpf_program *, bool>,
-             std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>
-        groups;
-    for (const auto &site : library->second.sites) {
-      auto &[offsets, cookies] = groups[{site.program, site.retprobe}];
-      offsets.push_back(site.offset);
-      cookies.push_back(site.api);
-    }
-    for (const auto &[key, sites] : groups) {
-      auto link = attach_uprobe_multi(bpf_program__fd(key.first), path, pid, sites.first,
-                                      sites.second, key.second);
+    for (const auto &[key, sites] : library->second.links) {
+      auto link = attach_uprobe_multi(bpf_program__fd(key.first), path, pid, sites.offsets,
+                                      sites.cookies, key.second);
       if (link)
         links.push_back(std::move(link));
       else if (errno != ESRCH && first_error.empty()) // ESRCH: the process is gone

@@ -79,17 +79,16 @@ public:
 private:
   using Link = BpfLink;
   void load(const TracerSettings &settings); // throws TracerError
-  // Where a library's launch symbols are, for per-process launch probes; the file is held open
-  // so it stays reachable after the process it was found through exits.
-  struct LaunchSite {
-    bpf_program *program;
-    std::uint64_t offset;
-    nt_api api;
-    bool retprobe;
+  // A library's per-process probes, grouped as they attach: one uprobe_multi link per program
+  // and direction (entry or return), on every offset of that program. The file is held open so
+  // it stays reachable after the process it was found through exits.
+  struct LaunchLinkSites {
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::uint64_t> cookies; // the nt_api of each offset
   };
   struct LaunchLibrary {
     UniqueFd file;
-    std::vector<LaunchSite> sites;
+    std::map<std::pair<bpf_program *, bool>, LaunchLinkSites> links; // (program, retprobe)
   };
   struct LaunchDeleter {
     void operator()(cuda_launch *skeleton) const;

@@ -33,7 +33,6 @@ std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint6
     std::string error;
     if (probes_.attach_launch_probes(pid, process.libraries, error) == 0) {
       if (!error.empty()) {
-        ++attach_errors_;
         if (!std::exchange(process.warned, true))
           spdlog::warn("{}", error);
       }
@@ -124,17 +123,16 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
       process.fraction = fraction;
       scaler_.set_sampled(static_cast<std::uint32_t>(pid), process.fraction < 1);
     }
-    // A window still open here (a tick came late) closes first.
-    if (process.close_ns != 0)
-      close_window(pid, process, now_ns);
     if (process.fraction >= 1) {
+      process.close_ns = 0; // counted all along: probes stay attached
       if (!process.attached)
         open_window(pid, process, now_ns);
       continue;
     }
-    if (process.attached) // was exact: its probes go, a window opens below
-      close_window(pid, process, now_ns);
-    if (const auto opened = open_window(pid, process, now_ns); opened != 0)
+    // Probes still attached (the process was exact, or a late tick left its last window open)
+    // stay, and this period's window runs from now: no removal and attach back to back.
+    const auto opened = process.attached ? now(now_ns) : open_window(pid, process, now_ns);
+    if (opened != 0)
       process.close_ns =
           opened + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);
   }

@@ -53,7 +53,6 @@ public:
   std::vector<LaunchProcessView> processes() const;
   // The in-kernel counters of `pid` were deleted (exit or exec): its totals start over.
   void forget_counts(int pid) { scaler_.forget_counters(static_cast<std::uint32_t>(pid)); }
-  std::size_t attach_errors() const { return attach_errors_; }
 
 private:
   struct Tracked {
@@ -80,7 +79,6 @@ private:
   LaunchScaler scaler_;
   std::map<int, Tracked> processes_;
   std::uint64_t next_period_ns_ = 0;
-  std::size_t attach_errors_ = 0;
 };
 
 } // namespace neutracer

@@ -26,16 +26,18 @@ std::vector<MetricFamily> launch_counting_families(std::string_view mode, const 
                         "Share of the time since discovery in which the process's launches were "
                         "counted.",
                         MetricType::gauge);
+  // Exact mode probes every process system-wide: all counted all the time, no views.
+  const bool every_launch = mode == "exact";
   for (const auto &[id, process] : state.processes()) {
     const auto labels = process_labels(id, process.comm, process.container);
-    const auto view = by_pid.find(id.pid);
-    const bool exact_everywhere = views.empty() && mode == "exact";
-    window.samples.push_back({labels, exact_everywhere       ? 1.0
-                                      : view == by_pid.end() ? 0.0
-                                                             : view->second->window_fraction});
-    counted.samples.push_back({labels, exact_everywhere       ? 1.0
-                                       : view == by_pid.end() ? 0.0
-                                                              : view->second->counted_fraction});
+    double window_share = every_launch ? 1.0 : 0.0;
+    double counted_share = window_share;
+    if (const auto view = by_pid.find(id.pid); !every_launch && view != by_pid.end()) {
+      window_share = view->second->window_fraction;
+      counted_share = view->second->counted_fraction;
+    }
+    window.samples.push_back({labels, window_share});
+    counted.samples.push_back({labels, counted_share});
   }
   return {std::move(info), std::move(window), std::move(counted)};
 }
