@@ -14,6 +14,7 @@
 #include "common/bpf_skeleton.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/elf_symbols.h"
+#include "cuda/trap_calibration.h"
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
 
@@ -248,6 +249,19 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
   if (attached == 0)
     process_launch_links_.erase(pid);
   return attached;
+}
+
+std::optional<double> CudaTracer::measure_launch_trap_ns() {
+  const auto target = locate_code(trap_calibration_target());
+  if (!per_process_launch_probes_ || !target)
+    return std::nullopt;
+  // The gated launch program on a function of the daemon: it traps like a launch and, with no
+  // gate open for the daemon, counts nothing.
+  const int program = bpf_program__fd(launch_->progs.launch_handle_arg1);
+  const std::uint64_t offset = target->offset, cookie = 0;
+  return measure_trap_cost_ns([&] {
+    return attach_uprobe_multi(program, target->path, getpid(), {&offset, 1}, {&cookie, 1}, false);
+  });
 }
 
 void CudaTracer::detach_launch_probes(int pid) {

@@ -53,6 +53,7 @@ public:
   // False when adaptive counting was asked for but the kernel lacks uprobe_multi links: the
   // launch probes then attach system-wide, as in exact mode.
   bool per_process_launch_probes() const override { return per_process_launch_probes_; }
+  std::optional<double> measure_launch_trap_ns() override;
 
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.
   void poll(std::chrono::milliseconds timeout,

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ public:
   virtual std::size_t probe_count() const = 0;
   // Whether launch probes are attached per process (adaptive counting) or system-wide.
   virtual bool per_process_launch_probes() const = 0;
+  // What one probed launch costs the launching thread here, in ns (per_process_launch_probes
+  // only; trap_calibration.h); nullopt when it cannot be measured.
+  virtual std::optional<double> measure_launch_trap_ns() = 0;
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.
   virtual void poll(std::chrono::milliseconds timeout,
                     const std::function<void(std::span<const std::byte>)> &sink) = 0;

@@ -57,13 +57,20 @@ void LaunchScaler::set_sampled(const Process &process, bool sampled) {
 
 void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns,
                               bool period_end) {
-  std::map<Process, std::uint64_t> counted; // per process, launches since its previous read
   const auto taken = [&](Process process) {
     const auto timing = timing_.find(process);
     return period_end || timing == timing_.end() || !timing->second.sampled;
   };
   for (auto &[process, timing] : timing_)
     advance(timing, now_ns);
+  // New launches per counter, and per process (the traps its window held).
+  struct Delta {
+    Counter *counter;
+    Process process;
+    std::uint64_t launches;
+  };
+  std::vector<Delta> deltas;
+  std::map<Process, std::uint64_t> counted;
   for (const auto &entry : raw) {
     if (!taken(entry.tgid))
       continue; // a sampled process's window stands for its whole period: at its end
@@ -75,23 +82,32 @@ void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t
     counter.raw = entry.count;
     if (delta == 0)
       continue;
-    const Process process = entry.tgid;
+    deltas.push_back({&counter, entry.tgid, delta});
+    counted[entry.tgid] += delta;
+  }
+  std::map<Process, double> scales;
+  for (const auto &[process, launches] : counted) {
     const auto timing = timing_.find(process);
-    double scale = 1.0;
-    if (timing != timing_.end() && timing->second.on_ns > 0)
-      scale = static_cast<double>(timing->second.elapsed_ns) /
-              static_cast<double>(timing->second.on_ns);
-    counter.estimate += static_cast<double>(delta) * scale;
-    counted[process] += delta;
+    if (timing == timing_.end() || timing->second.on_ns == 0)
+      continue; // counted without a known window: taken as they are
+    double on_ns = static_cast<double>(timing->second.on_ns);
+    if (timing->second.sampled)
+      on_ns -= std::min(static_cast<double>(launches) * trap_ns_, on_ns / 2);
+    scales[process] = static_cast<double>(timing->second.elapsed_ns) / on_ns;
+  }
+  for (const auto &delta : deltas) {
+    const auto scale = scales.find(delta.process);
+    delta.counter->estimate +=
+        static_cast<double>(delta.launches) * (scale == scales.end() ? 1.0 : scale->second);
   }
   for (auto &[process, timing] : timing_) {
     if (!taken(process))
       continue;
-    if (timing.on_ns > 0) {
-      const auto found = counted.find(process);
-      const double launches = found == counted.end() ? 0.0 : static_cast<double>(found->second);
-      timing.rate = launches / (static_cast<double>(timing.on_ns) / 1e9);
-    }
+    const auto found = counted.find(process);
+    const std::uint64_t launches = found == counted.end() ? 0 : found->second;
+    if (timing.on_ns > 0)
+      timing.rate = static_cast<double>(launches) / (static_cast<double>(timing.on_ns) / 1e9);
+    timing.last = {launches, timing.on_ns, timing.elapsed_ns};
     timing.on_ns = 0;
     timing.elapsed_ns = 0;
   }
@@ -116,6 +132,11 @@ double LaunchScaler::counted_fraction(const Process &process) const {
   if (it == timing_.end() || it->second.total_ns == 0)
     return it != timing_.end() && it->second.on ? 1.0 : 0.0;
   return static_cast<double>(it->second.total_on_ns) / static_cast<double>(it->second.total_ns);
+}
+
+LaunchScaler::Window LaunchScaler::last_window(const Process &process) const {
+  const auto it = timing_.find(process);
+  return it == timing_.end() ? Window{} : it->second.last;
 }
 
 void LaunchScaler::forget(const Process &process) {

@@ -25,6 +25,8 @@ struct LaunchSamplingSettings {
   double max_rate = 1000; // counted launches per second per process, at most
   std::uint64_t period_ns = 1'000'000'000;
   double min_fraction = 0.005; // a sampled window is at least this share of a period
+  // What one counted launch costs the launching thread (trap_calibration.h); 0: unknown.
+  double trap_ns = 0;
 };
 
 // The share of each period a process's launch probes stay attached, from its launch rate:
@@ -36,8 +38,17 @@ double launch_window_fraction(const LaunchSamplingSettings &settings, double lau
 // scaled by the time since then over the time counting was on: at every read for a process
 // counted all along (scale 1), and only at the end of a period for a sampled process, whose one
 // window stands for the whole period. Totals only grow.
+//
+// A thread whose speed is set by its own launching runs slower while they are counted (each
+// costs it a trap), so a window sees fewer launches per second than the rest of the period.
+// With the trap's cost known, a sampled window's counting time is taken less the traps it
+// held (at most half of it): the time the same launches take untraced. A thread that waits
+// for the GPU instead absorbs its traps, and its estimate then runs high by up to
+// rate x trap cost (docs/architecture.md).
 class LaunchScaler {
 public:
+  explicit LaunchScaler(double trap_ns = 0) : trap_ns_(trap_ns) {}
+
   // A process by PID: the scheduler forgets a process when it exits, before its PID returns.
   using Process = std::uint32_t;
 
@@ -54,6 +65,14 @@ public:
   double rate(const Process &process) const;
   // Share of time counted since the process was first seen (1 = exact).
   double counted_fraction(const Process &process) const;
+  // What the last taken read of a process held: launches counted, counting time and the time
+  // they stand for (for a sampled process, its last window and period).
+  struct Window {
+    std::uint64_t launches = 0;
+    std::uint64_t on_ns = 0;
+    std::uint64_t elapsed_ns = 0;
+  };
+  Window last_window(const Process &process) const;
   void forget(const Process &process);
   // Drops the counters only (an exec starts the image's counts over); timing goes on.
   void forget_counters(const Process &process);
@@ -80,9 +99,11 @@ private:
     std::uint64_t total_on_ns = 0;
     std::uint64_t total_ns = 0;
     double rate = 0;
+    Window last;
   };
   void advance(Timing &timing, std::uint64_t now_ns);
 
+  double trap_ns_;
   std::map<Key, Counter> counters_;
   std::map<Process, Timing> timing_;
 };

@@ -24,7 +24,7 @@ LaunchScheduler::LaunchScheduler(LaunchCounting default_mode, std::vector<Launch
                                  LaunchSamplingSettings settings, LaunchProbeControl &probes,
                                  std::function<std::uint64_t()> clock)
     : default_mode_(default_mode), rules_(std::move(rules)), settings_(settings), probes_(probes),
-      clock_(std::move(clock)) {}
+      clock_(std::move(clock)), scaler_(settings.trap_ns) {}
 
 std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint64_t now_ns) {
   const auto tgid = static_cast<std::uint32_t>(pid);
@@ -115,6 +115,12 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
     if (process.mode == LaunchCounting::off)
       continue;
     if (process.mode == LaunchCounting::adaptive) {
+      if (process.fraction < 1 && spdlog::should_log(spdlog::level::debug)) {
+        // The raw figures of each window, for tests/bench/gpu (the counting error's cause).
+        const auto window = scaler_.last_window(static_cast<std::uint32_t>(pid));
+        spdlog::debug("pid {}: launch window {} ns of {} ns, {} launches counted", pid,
+                      window.on_ns, window.elapsed_ns, window.launches);
+      }
       const double rate = scaler_.rate(static_cast<std::uint32_t>(pid));
       const double fraction = launch_window_fraction(settings_, rate);
       if ((fraction < 1) != (process.fraction < 1))

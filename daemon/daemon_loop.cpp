@@ -70,6 +70,16 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     sampling.max_rate = config.cuda.launch_max_rate;
     sampling.period_ns = static_cast<std::uint64_t>(
         std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
+    if (const auto trap_ns = tracer_.measure_launch_trap_ns()) {
+      sampling.trap_ns = *trap_ns;
+      spdlog::info("one counted launch costs the launching thread {:.2f} us here (measured); "
+                   "sampled launch counts are corrected for it",
+                   *trap_ns / 1000);
+    } else {
+      spdlog::warn("could not measure what a counted launch costs here: sampled launch counts "
+                   "of launch-bound threads will run low");
+    }
+    launch_trap_seconds_ = sampling.trap_ns / 1e9;
     launches_.emplace(
         parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive),
         std::move(rules), sampling, tracer_, monotonic_ns);
@@ -340,7 +350,8 @@ void DaemonLoop::publish() {
   snapshot->families.push_back(container_info_family(state_));
   for (auto &family : launch_counting_families(
            launches_ ? config_.cuda.launch_counting : std::string("exact"), state_,
-           launches_ ? launches_->processes() : std::vector<LaunchProcessView>{}))
+           launches_ ? launches_->processes() : std::vector<LaunchProcessView>{},
+           launch_trap_seconds_))
     snapshot->families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))
     snapshot->families.push_back(std::move(gpu_family));

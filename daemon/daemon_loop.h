@@ -87,6 +87,7 @@ private:
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::optional<NvmlSampler> nvml_;
   std::optional<LaunchScheduler> launches_; // not in exact mode
+  double launch_trap_seconds_ = 0;          // measured cost of a counted launch; 0: unknown
   void track_launches_early(std::uint32_t tgid);
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML

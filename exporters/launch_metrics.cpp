@@ -7,12 +7,19 @@
 namespace neutracer {
 
 std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
-                                                   const std::vector<LaunchProcessView> &views) {
+                                                   const std::vector<LaunchProcessView> &views,
+                                                   double trap_seconds) {
   auto info = family("neutracer_cuda_launch_counting_info",
                      "Launch counting mode of the daemon (cuda.launch_counting): exact, adaptive "
                      "or off.",
                      MetricType::gauge);
   info.samples.push_back({{{"mode", std::string(mode)}}, 1});
+  auto trap = family("neutracer_cuda_launch_trap_seconds",
+                     "What one counted launch costs the launching thread on this host, measured "
+                     "at start in adaptive mode (0: not measured); sampled launch totals are "
+                     "corrected for it.",
+                     MetricType::gauge);
+  trap.samples.push_back({{}, trap_seconds});
 
   std::map<int, const LaunchProcessView *> by_pid;
   for (const auto &view : views)
@@ -39,7 +46,7 @@ std::vector<MetricFamily> launch_counting_families(std::string_view mode, const 
     window.samples.push_back({labels, window_share});
     counted.samples.push_back({labels, counted_share});
   }
-  return {std::move(info), std::move(window), std::move(counted)};
+  return {std::move(info), std::move(trap), std::move(window), std::move(counted)};
 }
 
 } // namespace neutracer

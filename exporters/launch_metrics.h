@@ -10,7 +10,9 @@
 namespace neutracer {
 
 // `views` is empty in exact mode: every process is then counted all the time.
+// `trap_seconds`: the measured cost of one counted launch (0: not measured, or exact mode).
 std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
-                                                   const std::vector<LaunchProcessView> &views);
+                                                   const std::vector<LaunchProcessView> &views,
+                                                   double trap_seconds = 0);
 
 } // namespace neutracer

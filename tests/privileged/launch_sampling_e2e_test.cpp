@@ -53,6 +53,10 @@ TEST_F(AdaptiveLaunchE2E, BusyProcessIsSampledAndItsTotalEstimated) {
   EXPECT_LT(estimate, 1.1 * truth);
   EXPECT_LT(lowest_ratio.load(), 0.5) << "the busy process was never sampled";
   EXPECT_EQ(value(scrape(), "neutracer_cuda_launch_counting_info", {{"mode", "adaptive"}}), 1);
+  // Measured at start on a function of the daemon: a trap costs about 1-10 us on these hosts.
+  const double trap = value(scrape(), "neutracer_cuda_launch_trap_seconds", {});
+  EXPECT_GT(trap, 1e-8);
+  EXPECT_LT(trap, 1e-4);
   finish(scenario);
 }
 

@@ -30,6 +30,7 @@ public:
   std::vector<LibraryId> attached() const override { return {attached_.begin(), attached_.end()}; }
   std::size_t probe_count() const override { return 100 * attached_.size(); }
   bool per_process_launch_probes() const override { return per_process; }
+  std::optional<double> measure_launch_trap_ns() override { return std::nullopt; }
   void poll(std::chrono::milliseconds,
             const std::function<void(std::span<const std::byte>)> &) override {}
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }

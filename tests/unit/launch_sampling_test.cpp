@@ -57,6 +57,34 @@ TEST(LaunchScaler, WindowCountsAreScaledByPeriodOverWindow) {
   EXPECT_EQ(total_of(scaler.totals(), 10), 20000u);
   EXPECT_DOUBLE_EQ(scaler.rate(10), 5000.0);
   EXPECT_NEAR(scaler.counted_fraction(10), 0.01, 1e-9);
+  const auto window = scaler.last_window(10);
+  EXPECT_EQ(window.launches, 50u);
+  EXPECT_EQ(window.on_ns, 10 * kMs);
+  EXPECT_EQ(window.elapsed_ns, 1000 * kMs);
+}
+
+TEST(LaunchScaler, SampledWindowsLoseTheirTrapsTime) {
+  // 50 launches in a 10 ms window at 20 us per trap: untraced, they take 9 ms, not 10.
+  LaunchScaler scaler(20'000);
+  scaler.set_sampled(10, true);
+  scaler.set_counting(10, true, 0);
+  scaler.set_counting(10, false, 10 * kMs);
+  scaler.apply_read({count(10, 1, 50)}, 1000 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 5556u); // 50 * 1000 / 9
+  // Traps said to take more than the window: at most half of it is taken off.
+  LaunchScaler extreme(1e9);
+  extreme.set_sampled(11, true);
+  extreme.set_counting(11, true, 0);
+  extreme.set_counting(11, false, 10 * kMs);
+  extreme.apply_read({count(11, 1, 50)}, 1000 * kMs);
+  EXPECT_EQ(total_of(extreme.totals(), 11), 10000u);
+}
+
+TEST(LaunchScaler, ExactCountsAreNotCorrected) {
+  LaunchScaler scaler(20'000);
+  scaler.set_counting(10, true, 0);
+  scaler.apply_read({count(10, 1, 500)}, 1000 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 500u);
 }
 
 TEST(LaunchScaler, SampledProcessCountsAreTakenAtPeriodEndsOnly) {

@@ -47,7 +47,7 @@ def scrape():
 
 
 class Daemon:
-    def __init__(self, binary, config_text, log_path):
+    def __init__(self, binary, config_text, log_path, log_level="info"):
         self.config = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
         self.config.write(config_text)
         self.config.close()
@@ -58,7 +58,7 @@ class Daemon:
         self.log = open(log_path, "w")
         self.process = subprocess.Popen(
             [binary, "--config", self.config.name, "--listen", f"127.0.0.1:{PORT}",
-             "--scan-interval", "500ms"], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+             "--scan-interval", "500ms", "--log-level", log_level], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         wait_for(scrape, 30, "the daemon's /metrics")
 
     def stop(self):
@@ -114,6 +114,8 @@ def main():
     p.add_argument("--workload", default="cnn", choices=["cnn", "eager", "transformer"])
     p.add_argument("--iterations", type=int, default=10000)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--log-level", default="info",
+                   help="the daemon's; debug logs each sampled window's raw figures")
     p.add_argument("--fake", action="store_true",
                    help="CPU sleeps instead of PyTorch (checks this script; no launches)")
     args = p.parse_args()
@@ -122,7 +124,8 @@ def main():
     for rnd in range(1, args.rounds + 1):
         runs.append(run_workload(args, "plain", False, args.outdir, f"r{rnd}-plain"))
         for mode, config in (("exact", "cuda: {launch_counting: exact}\n"), ("adaptive", "\n")):
-            daemon = Daemon(args.binary, config, os.path.join(args.outdir, f"r{rnd}-{mode}.log"))
+            daemon = Daemon(args.binary, config, os.path.join(args.outdir, f"r{rnd}-{mode}.log"),
+                            args.log_level)
             try:
                 runs.append(run_workload(args, mode, True, args.outdir, f"r{rnd}-{mode}"))
             finally:

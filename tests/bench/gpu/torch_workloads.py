@@ -19,6 +19,11 @@ alone runs inside torch.profiler.profile(activities=[CPU, CUDA])), prints `RESUL
 for DIR/release and exits. The plain and neutracerd conditions run identical code: the daemon is
 the only difference, and run.py starts it.
 
+--seconds S (segments.py): instead of --iterations, run steps for S seconds in chunks of
+--chunk steps, each ended by a synchronize, and report each chunk's end (CLOCK_MONOTONIC) in
+RESULT's "chunk_ends" (after "chunk_start"), so that a harness can time what ran while a daemon
+was up and while it was not, inside one process.
+
 --fake replaces the GPU work by short sleeps (run.py --dry-run); it needs no torch.
 """
 import argparse
@@ -174,6 +179,27 @@ def timed_loop(sync, step, iterations):
         gc.enable()
 
 
+def chunked_loop(sync, step, seconds, chunk, result):
+    """Steps for `seconds`, timing every `chunk` steps (one synchronize each)."""
+    gc.collect()
+    gc.disable()
+    try:
+        sync()
+        result["chunk_start"] = time.monotonic()
+        ends = []
+        deadline = result["chunk_start"] + seconds
+        while not ends or ends[-1] < deadline:
+            for _ in range(chunk):
+                step()
+            sync()
+            ends.append(time.monotonic())
+        result["chunk_ends"] = ends
+        result["chunk_steps"] = chunk
+        return ends[-1] - result["chunk_start"], chunk * len(ends)
+    finally:
+        gc.enable()
+
+
 def run_real(args, result):
     t_import = time.perf_counter()
     try:
@@ -226,6 +252,8 @@ def run_real(args, result):
         except Exception as exc:  # API differences between torch versions
             info["events_error"] = f"{type(exc).__name__}: {exc}"
         result["profiler"] = info
+    elif args.seconds > 0:
+        seconds, args.iterations = chunked_loop(sync, step, args.seconds, args.chunk, result)
     else:
         seconds = timed_loop(sync, step, args.iterations)
     result["seconds"] = seconds
@@ -282,6 +310,16 @@ def run_fake(args, result):
     time.sleep(0.1)
     per = FAKE_BASE[args.workload] * factor * random.uniform(0.97, 1.03)
     scale = 1e-6 if args.workload == "eager" else 1e-3
+    if args.seconds > 0:  # chunks that sleep longer while the fake daemon runs
+        result["chunk_start"] = time.monotonic()
+        ends = []
+        while not ends or ends[-1] < result["chunk_start"] + args.seconds:
+            slow = 1.08 if fake_daemon_running(state_dir) else 1.0
+            time.sleep(FAKE_BASE[args.workload] * slow * scale * args.chunk)
+            ends.append(time.monotonic())
+        result["chunk_ends"] = ends
+        result["chunk_steps"] = args.chunk
+        args.iterations = args.chunk * len(ends)
     result["seconds"] = per * scale * args.iterations
     result["check"] = {"finite": True}
     fake_write_state(state_dir, (args.warmup + args.iterations) * 2)
@@ -297,6 +335,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=-1)
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds to wait for each file from run.py")
+    parser.add_argument("--seconds", type=float, default=0,
+                        help="run for this long in timed chunks instead of --iterations")
+    parser.add_argument("--chunk", type=int, default=0,
+                        help="steps per timed chunk with --seconds (default: by workload)")
     parser.add_argument("--fake", action="store_true")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: check this file without a GPU (run.py always uses cuda)")
@@ -306,6 +348,8 @@ def main():
         args.iterations = iterations
     if args.warmup < 0:
         args.warmup = warmup
+    if args.chunk <= 0:  # about 50-100 ms of work per chunk
+        args.chunk = {"eager": 4000, "cnn": 20, "transformer": 4}[args.workload]
 
     result = {"workload": args.workload, "condition": args.condition, "pid": os.getpid(),
               "iterations": args.iterations, "warmup": args.warmup, "unit": unit}
