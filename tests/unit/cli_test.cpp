@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -382,6 +384,43 @@ TEST_F(ReadTextFile, UnopenablePathIsAnErrorNotAbsence) {
   std::string error;
   EXPECT_FALSE(read_text_file(file + "/inner.yaml", error));
   EXPECT_FALSE(error.empty()) << "only a missing file may read as absent";
+}
+
+TEST_F(ReadTextFile, FifoIsAnErrorNotAHang) {
+  // Opening a FIFO for reading waits for a writer: --check-config hung on one (issue 20).
+  const std::string fifo = dir_ + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  created_.push_back(fifo);
+  std::string error;
+  auto read = std::async(std::launch::async, [&] { return read_text_file(fifo, error); });
+  if (read.wait_for(10s) == std::future_status::timeout) {
+    // Release the blocked open so the test ends, then fail.
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0)
+      ::close(writer);
+    read.wait();
+    FAIL() << "read_text_file blocked on a FIFO";
+  }
+  EXPECT_FALSE(read.get());
+  EXPECT_EQ(error, "is a FIFO, not a regular file");
+}
+
+TEST_F(ReadTextFile, DeviceIsAnError) {
+  std::string error;
+  EXPECT_FALSE(read_text_file("/dev/null", error));
+  EXPECT_EQ(error, "is a character device, not a regular file");
+}
+
+TEST_F(ReadTextFile, FileOverOneMebibyteIsAnError) {
+  const std::string path = write("big.yaml", std::string((1u << 20) + 1, '#'));
+  std::string error;
+  EXPECT_FALSE(read_text_file(path, error));
+  EXPECT_CONTAINS(error, "larger than 1048576 bytes");
+  // Exactly the limit still reads.
+  const std::string limit = write("limit.yaml", std::string(1u << 20, '#'));
+  const auto content = read_text_file(limit, error);
+  ASSERT_TRUE(content) << error;
+  EXPECT_EQ(content->size(), 1u << 20);
 }
 
 TEST_F(ReadTextFile, WorksWithLoadEffectiveConfig) {
