@@ -1,5 +1,7 @@
 #include "config/cli.h"
 
+#include "config/proc_tree_check.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -248,6 +250,11 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
 
     if (std::optional<ConfigError> error = validate_config(config))
       return ConfigResult{std::nullopt, error};
+    // Last, as it reads the file system: a proc_root that holds no processes would run a
+    // daemon that traces nothing yet reports healthy.
+    if (auto problem = check_proc_tree(config.proc_root))
+      return fail(
+          flag_problem(cli.proc_root ? "--proc-root" : "proc_root", config.proc_root, *problem));
     return ConfigResult{config, std::nullopt};
   } catch (const std::exception &e) {
     return fail(std::string("cannot load the configuration: ") + e.what());

@@ -25,6 +25,7 @@ printf 'listn: "127.0.0.1:1"\n' > "$dir/unknown.yaml"
 printf 'cuda:\n  max_kernels_per_process: lots\n' > "$dir/type.yaml"
 printf 'scan_interval: 10ms\n' > "$dir/range.yaml"
 mkfifo "$dir/fifo.yaml"
+printf 'proc_root: /nonexistent\n' > "$dir/no_proc.yaml"
 head -c 1048577 /dev/zero | tr '\0' '#' > "$dir/huge.yaml"
 
 expect 0 '^neutracerd [0-9]+\.[0-9]+\.[0-9]+$' -- --version
@@ -38,6 +39,8 @@ expect 2 'missing.yaml' -- --check-config --config "$dir/missing.yaml"
 expect 2 'fifo.yaml: cannot read config file: is a FIFO' -- --check-config --config "$dir/fifo.yaml"
 expect 2 'huge.yaml: cannot read config file: file is larger than' -- --check-config --config "$dir/huge.yaml"
 expect 2 'listen' -- --check-config --config "$dir/good.yaml" --listen '[::1]:80'
+expect 2 "proc_root: invalid value '/nonexistent': does not exist" -- --check-config --config "$dir/no_proc.yaml"
+expect 2 "--proc-root: invalid value '$dir': holds no process directories" -- --check-config --config "$dir/good.yaml" --proc-root "$dir"
 expect 2 'no-such-flag' -- --no-such-flag
 expect 2 'scan-interval' -- --check-config --scan-interval soon
 exit $((failures > 0))

@@ -18,6 +18,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A /proc tree that check_proc_tree accepts.
+constexpr const char *kFixtureProc = NEUTRACER_FIXTURES_DIR "/proc/mixed";
+
 // Substring assertion without gmock, so the file also builds against plain gtest.
 ::testing::AssertionResult contains(const char *haystack_expr, const char *,
                                     const std::string &haystack, const std::string &needle) {
@@ -254,14 +257,14 @@ cuda:
   max_kernels_per_process: 20
 )";
   CliResult cli = parse({"--config", "/tmp/n.yaml", "--listen=127.0.0.1:9100", "--scan-interval",
-                         "250ms", "--log-level", "trace", "--proc-root", "/host/proc"});
+                         "250ms", "--log-level", "trace", "--proc-root", kFixtureProc});
   ASSERT_TRUE(cli.options);
   ConfigResult result = load_effective_config(*cli.options, fs.reader());
   ASSERT_FALSE(result.error) << result.error->what;
   EXPECT_EQ(result.config->listen, "127.0.0.1:9100");
   EXPECT_EQ(result.config->scan_interval, 250ms);
   EXPECT_EQ(result.config->log_level, "trace");
-  EXPECT_EQ(result.config->proc_root, "/host/proc");
+  EXPECT_EQ(result.config->proc_root, kFixtureProc);
   // Keys without a flag keep the file's value.
   EXPECT_EQ(result.config->cuda.max_kernels_per_process, 20u);
 }
@@ -320,6 +323,37 @@ TEST(LoadEffectiveConfig, RelativeProcRootFlag) {
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value 'host/proc'");
+}
+
+TEST(LoadEffectiveConfig, ProcRootFromTheFileMustBeAProcTree) {
+  // It used to validate and run "healthy", tracing nothing (issue 20).
+  FakeFiles fs;
+  fs.files["/tmp/n.yaml"] = "proc_root: /nonexistent\n";
+  CliOptions cli;
+  cli.config_path = "/tmp/n.yaml";
+  ConfigResult result = load_effective_config(cli, fs.reader());
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->what, "proc_root: invalid value '/nonexistent': does not exist");
+}
+
+TEST(LoadEffectiveConfig, ProcRootFlagMustBeAProcTree) {
+  FakeFiles fs;
+  CliOptions cli;
+  cli.proc_root = NEUTRACER_FIXTURES_DIR "/cgroup"; // a directory, but no process in it
+  ConfigResult result = load_effective_config(cli, fs.reader());
+  ASSERT_TRUE(result.error);
+  EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value '");
+  EXPECT_CONTAINS(result.error->what, "holds no process directories");
+}
+
+TEST(LoadEffectiveConfig, FixtureAndRealProcTreesAreAccepted) {
+  FakeFiles fs;
+  CliOptions cli;
+  for (const char *root : {"/proc", kFixtureProc, NEUTRACER_FIXTURES_DIR "/proc/shared_library"}) {
+    cli.proc_root = root;
+    ConfigResult result = load_effective_config(cli, fs.reader());
+    EXPECT_FALSE(result.error) << root << ": " << result.error->what;
+  }
 }
 
 TEST(LoadEffectiveConfig, ThrowingReaderBecomesAnError) {
