@@ -22,6 +22,8 @@ declare -A max_len=(
   [config_yaml]=16384 [proc_maps]=4096 [proc_stat]=1024 [proc_status]=4096 [proc_io]=1024
   [proc_cgroup]=4096 [cpu_list]=256 [http_request]=2048 [exposition]=2048
   [event_decoder]=16384 [kernel_names]=4096 [basic_auth]=1024
+  # A stand-in driver library is ~2 KiB, the seeds 1-2 KiB; larger only slows mutation.
+  [elf_symbols]=8192 [visible_gpus]=2048 [kubernetes_log_names]=512
 )
 
 if [ $# -gt 0 ]; then
@@ -67,7 +69,7 @@ summary() {
   per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  printf '%-14s %10s execs %8s execs/s  cov %6s  ft %6s\n' "$name" "${execs:-?}" \
+  printf '%-20s %10s execs %8s execs/s  cov %6s  ft %6s\n' "$name" "${execs:-?}" \
     "${per_second:-?}" "${coverage:-?}" "${features:-?}"
 }
 
