@@ -1,11 +1,14 @@
 #include "config/cli.h"
 
+#include "config/proc_tree_check.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <exception>
 #include <string_view>
 #include <system_error>
@@ -14,6 +17,34 @@ namespace neutracer {
 namespace {
 
 constexpr std::size_t kMaxConfigFileBytes = 1 << 20;
+
+std::string too_large_text() {
+  return "file is larger than " + std::to_string(kMaxConfigFileBytes) + " bytes (1 MiB)";
+}
+
+// What a path that is not a regular file is, for the error message.
+std::string file_type_name(mode_t mode) {
+  if (S_ISFIFO(mode))
+    return "is a FIFO";
+  if (S_ISCHR(mode))
+    return "is a character device";
+  if (S_ISBLK(mode))
+    return "is a block device";
+  if (S_ISSOCK(mode))
+    return "is a socket";
+  return "is a special file";
+}
+
+class FdCloser {
+public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() { ::close(fd_); }
+  FdCloser(const FdCloser &) = delete;
+  FdCloser &operator=(const FdCloser &) = delete;
+
+private:
+  int fd_;
+};
 
 enum class Flag {
   config,
@@ -219,6 +250,11 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
 
     if (std::optional<ConfigError> error = validate_config(config))
       return ConfigResult{std::nullopt, error};
+    // Last, as it reads the file system: a proc_root that holds no processes would run a
+    // daemon that traces nothing yet reports healthy.
+    if (auto problem = check_proc_tree(config.proc_root))
+      return fail(
+          flag_problem(cli.proc_root ? "--proc-root" : "proc_root", config.proc_root, *problem));
     return ConfigResult{config, std::nullopt};
   } catch (const std::exception &e) {
     return fail(std::string("cannot load the configuration: ") + e.what());
@@ -227,47 +263,53 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
 
 std::optional<std::string> read_text_file(const std::string &path, std::string &error) {
   error.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) for reading would otherwise wait for a writer,
+  // hanging --check-config and the start; fstat below then refuses anything but a file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (errno != ENOENT)
       error = errno_text(errno);
     return std::nullopt;
   }
-  std::optional<std::string> result;
+  const FdCloser closer{fd};
   try {
     struct stat info {};
     if (::fstat(fd, &info) != 0) {
       error = errno_text(errno);
-    } else if (S_ISDIR(info.st_mode)) {
-      error = "is a directory";
-    } else {
-      std::string content;
-      char buffer[8192];
-      while (true) {
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n < 0) {
-          error = errno_text(errno);
-          break;
-        }
-        if (n == 0) {
-          result = std::move(content);
-          break;
-        }
-        content.append(buffer, static_cast<std::size_t>(n));
-        if (content.size() > kMaxConfigFileBytes) {
-          error = "file is larger than " + std::to_string(kMaxConfigFileBytes) + " bytes";
-          break;
-        }
+      return std::nullopt;
+    }
+    if (!S_ISREG(info.st_mode)) {
+      error = S_ISDIR(info.st_mode) ? "is a directory"
+                                    : file_type_name(info.st_mode) + ", not a regular file";
+      return std::nullopt;
+    }
+    if (static_cast<std::uintmax_t>(info.st_size) > kMaxConfigFileBytes) {
+      error = too_large_text();
+      return std::nullopt;
+    }
+    std::string content;
+    char buffer[8192];
+    while (true) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        error = errno_text(errno);
+        return std::nullopt;
+      }
+      if (n == 0)
+        return content;
+      content.append(buffer, static_cast<std::size_t>(n));
+      // Again while reading: a file may grow, and some report no size (procfs, sysfs).
+      if (content.size() > kMaxConfigFileBytes) {
+        error = too_large_text();
+        return std::nullopt;
       }
     }
   } catch (const std::exception &e) {
     error = e.what();
-    result.reset();
+    return std::nullopt;
   }
-  ::close(fd);
-  return result;
 }
 
 } // namespace neutracer

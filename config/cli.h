@@ -43,7 +43,8 @@ using FileReader =
 
 // Builds the effective config: the file (an explicit --config that is missing or unreadable is
 // an error; an absent kDefaultConfigPath means built-in defaults), then the flags on top, then
-// validate_config. Flag problems name the flag ("--listen: ..."). Never throws.
+// validate_config, then check_proc_tree on proc_root (the one check that reads the file
+// system). Flag problems name the flag ("--listen: ..."). Never throws.
 ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read_file);
 
 // The real reader for load_effective_config (at most 1 MiB; a config file is never larger).

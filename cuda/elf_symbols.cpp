@@ -7,6 +7,7 @@
 #include <libelf.h>
 #include <memory>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/unique_fd.h"
@@ -19,7 +20,10 @@ struct ElfCloser {
 };
 
 // Uprobes take file offsets: translate a virtual address through the PT_LOAD segment holding it.
-std::optional<std::uint64_t> file_offset(Elf *elf, std::uint64_t address) {
+// Only the segment's bytes in the file count (p_filesz, not p_memsz), and the result must lie
+// inside the file: header fields are the file's to choose, and a symbol in a segment's
+// zero-filled tail or past the end of the file has no instruction to probe.
+std::optional<std::uint64_t> file_offset(Elf *elf, std::uint64_t address, std::uint64_t file_size) {
   std::size_t count = 0;
   if (elf_getphdrnum(elf, &count) != 0)
     return std::nullopt;
@@ -28,8 +32,12 @@ std::optional<std::uint64_t> file_offset(Elf *elf, std::uint64_t address) {
     if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD ||
         !(phdr.p_flags & PF_X))
       continue;
-    if (address >= phdr.p_vaddr && address < phdr.p_vaddr + phdr.p_memsz)
-      return address - phdr.p_vaddr + phdr.p_offset;
+    if (address < phdr.p_vaddr || address - phdr.p_vaddr >= phdr.p_filesz)
+      continue;
+    const std::uint64_t into_segment = address - phdr.p_vaddr;
+    if (phdr.p_offset >= file_size || into_segment >= file_size - phdr.p_offset)
+      continue; // no overflow: both sides stay below file_size
+    return phdr.p_offset + into_segment;
   }
   return std::nullopt;
 }
@@ -43,9 +51,16 @@ SymbolOffsets find_symbol_offsets(const std::string &path, const std::vector<std
     result.error = "libelf initialisation failed";
     return result;
   }
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK and a regular file only: the path comes from another user's process maps, and
+  // a FIFO put there before this open would block the main loop for good.
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) {
     result.error = "cannot open " + path + ": " + std::strerror(errno);
+    return result;
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    result.error = path + " is not a regular file";
     return result;
   }
   std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
@@ -70,7 +85,8 @@ SymbolOffsets find_symbol_offsets(const std::string &path, const std::vector<std
         const char *name = elf_strptr(elf.get(), shdr.sh_link, sym.st_name);
         if (!name || !wanted.contains(name) || result.found.contains(name))
           continue;
-        if (const auto offset = file_offset(elf.get(), sym.st_value))
+        if (const auto offset =
+                file_offset(elf.get(), sym.st_value, static_cast<std::uint64_t>(info.st_size)))
           result.found.emplace(name, *offset);
       }
     }

@@ -379,9 +379,11 @@ const std::vector<NvmlDevice> &DaemonLoop::nvml_devices() const {
   return nvml_ ? nvml_->devices() : kNone;
 }
 
-void DaemonLoop::run(const std::atomic<bool> &stop) {
+void DaemonLoop::run(const std::atomic<bool> &stop, const std::function<void()> &between_polls) {
   auto next_scan = std::chrono::steady_clock::now();
   while (!stop.load()) {
+    if (between_polls)
+      between_polls();
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_scan) {
       scan_once();

@@ -3,6 +3,7 @@
 // publish a snapshot for scrapes. Runs on one thread; HTTP threads only read snapshots.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include "common/journal_writer.h"
@@ -34,9 +35,10 @@ public:
   DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublisher &publisher,
              ServiceNotifier &notifier, JournalWriter *journal, OsTracing *os_tracer);
 
-  // One scan and publish; run() repeats it every scan interval.
+  // One scan and publish; run() repeats it every scan interval until `stop`, calling
+  // `between_polls` (if set) at least every 100 ms: main reports received signals there.
   void scan_once();
-  void run(const std::atomic<bool> &stop);
+  void run(const std::atomic<bool> &stop, const std::function<void()> &between_polls = {});
 
   // Samples GPU devices through `nvml` once per scan (it must outlive the loop). Without this
   // call (NVML disabled or not installed) no NVML series are exported.

@@ -1,8 +1,6 @@
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
-// exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT.
-#include <atomic>
+// exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
 #include <charconv>
-#include <csignal>
 #include <iostream>
 #include <memory>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -15,6 +13,7 @@
 #include "cuda/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
 #include "daemon/service_notifier.h"
+#include "daemon/signals.h"
 #include "daemon/tracing_preflight.h"
 #include "exporters/memory_timeline_page.h"
 #include "exporters/metrics_publisher.h"
@@ -31,10 +30,6 @@ constexpr int kExitRuntimeError = 1;
 constexpr int kExitConfigError = 2;
 constexpr int kExitNoPrivilege = 3;
 constexpr int kExitUnsupportedKernel = 4;
-
-std::atomic<bool> g_stop{false};
-
-void request_stop(int) { g_stop.store(true); }
 
 const char *kIndexPage = R"(<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>neutracerd</title></head>
@@ -155,9 +150,7 @@ int main(int argc, char **argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
-  std::signal(SIGTERM, request_stop);
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGPIPE, SIG_IGN);
+  install_signal_handlers();
 
   ServiceNotifier notifier;
   MetricsPublisher publisher;
@@ -195,7 +188,7 @@ int main(int argc, char **argv) {
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,
                  config.listen, config.proc_root, config.scan_interval.count());
     notifier.ready("serving metrics on " + config.listen);
-    loop.run(g_stop);
+    loop.run(stop_requested(), [] { report_hangups(); });
     notifier.stopping();
     spdlog::info("stopping: detaching probes");
   } catch (const TracerError &error) {

@@ -3,12 +3,27 @@
 # time from its seed corpus. Fails on any crash, sanitizer report, leak, timeout or broken
 # invariant, and names the input that caused it.
 #
-#   scripts/fuzz.sh [TARGET...]      e.g. scripts/fuzz.sh config_yaml proc_maps
+#   scripts/fuzz.sh [--keep] [TARGET...]   e.g. scripts/fuzz.sh config_yaml proc_maps
 #   FUZZ_SECONDS   seconds per target (default 60)
 #   FUZZ_JOBS      targets run at once (default: the number of CPUs)
 #   FUZZ_BUILD_DIR build directory (default build-fuzz)
+#   FUZZ_KEEP=1    same as --keep
+#
+# Each run starts from the corpus kept in the repository (tests/fuzz/corpus/<target>/) and
+# then merges what it found into it with libFuzzer's -merge=1, in the work directory: only
+# inputs that reach new coverage are added, and every reviewed seed stays. Without --keep the
+# repository is left as it was (CI); the summary says how many inputs a run would add. To
+# refresh the kept corpus, run e.g. `FUZZ_SECONDS=600 scripts/fuzz.sh --keep TARGET`, look at
+# the new files under tests/fuzz/corpus/TARGET/ (named by their SHA-1) and commit them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export LC_ALL=C # ls and comm agree on the order of corpus file names
+
+keep=${FUZZ_KEEP:-0}
+if [ "${1:-}" = --keep ]; then
+  keep=1
+  shift
+fi
 
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
@@ -22,6 +37,8 @@ declare -A max_len=(
   [config_yaml]=16384 [proc_maps]=4096 [proc_stat]=1024 [proc_status]=4096 [proc_io]=1024
   [proc_cgroup]=4096 [cpu_list]=256 [http_request]=2048 [exposition]=2048
   [event_decoder]=16384 [kernel_names]=4096 [basic_auth]=1024
+  # A stand-in driver library is ~2 KiB, the seeds 1-2 KiB; larger only slows mutation.
+  [elf_symbols]=8192 [visible_gpus]=2048 [kubernetes_log_names]=512
 )
 
 if [ $# -gt 0 ]; then
@@ -58,6 +75,15 @@ run_target() {
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/$name-" \
     >"$work/$name.log" 2>&1 || status=$?
   echo "$status" >"$work/$name.status"
+  [ "$status" = 0 ] || return 0
+  # The kept corpus plus what this run found that adds coverage: a copy of the kept corpus is
+  # the merge's output directory, so -merge=1 only adds to it.
+  mkdir -p "$work/$name.merged"
+  cp tests/fuzz/corpus/"$name"/* "$work/$name.merged/"
+  "$build/tests/fuzz/${name}_fuzzer" -merge=1 "$work/$name.merged" "$work/$name.corpus" \
+    -max_len="${max_len[$name]:-4096}" -timeout=10 -rss_limit_mb=2048 \
+    >"$work/$name.merge.log" 2>&1 || echo "merge failed; see $work/$name.merge.log" \
+    >"$work/$name.merge.error"
 }
 
 summary() {
@@ -67,8 +93,21 @@ summary() {
   per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  printf '%-14s %10s execs %8s execs/s  cov %6s  ft %6s\n' "$name" "${execs:-?}" \
-    "${per_second:-?}" "${coverage:-?}" "${features:-?}"
+  local added=0
+  if [ -d "$work/$name.merged" ]; then
+    added=$(comm -13 <(ls tests/fuzz/corpus/"$name") <(ls "$work/$name.merged") | wc -l)
+  fi
+  printf '%-20s %10s execs %8s execs/s  cov %6s  ft %6s  +%s corpus\n' "$name" "${execs:-?}" \
+    "${per_second:-?}" "${coverage:-?}" "${features:-?}" "$added"
+}
+
+# With --keep, what the merge added goes into the repository's corpus.
+keep_corpus() {
+  local name=$1 file
+  [ -d "$work/$name.merged" ] || return 0
+  for file in $(comm -13 <(ls tests/fuzz/corpus/"$name") <(ls "$work/$name.merged")); do
+    cp "$work/$name.merged/$file" tests/fuzz/corpus/"$name"/
+  done
 }
 
 for name in "${targets[@]}"; do
@@ -84,10 +123,19 @@ for name in "${targets[@]}"; do
   [ "$(cat "$work/$name.status" 2>/dev/null)" = 0 ] || failed+=("$name")
 done
 
-echo "fuzz: ${seconds}s per target"
+echo "fuzz: ${seconds}s per target; +N corpus: inputs with new coverage"
 for name in "${targets[@]}"; do
   summary "$name"
+  if [ -f "$work/$name.merge.error" ]; then
+    echo "fuzz: $name: $(cat "$work/$name.merge.error")" >&2
+  fi
 done
+if [ "$keep" = 1 ]; then
+  for name in "${targets[@]}"; do
+    keep_corpus "$name"
+  done
+  echo "fuzz: new inputs written to tests/fuzz/corpus/ (review, then commit)"
+fi
 for name in "${failed[@]}"; do
   echo "fuzz: $name FAILED; its log ($work/$name.log) ends:" >&2
   tail -40 "$work/$name.log" >&2

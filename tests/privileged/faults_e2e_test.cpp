@@ -666,12 +666,15 @@ TEST_F(KilledMidCallE2E, KilledProcessesLeaveNoInflightEntriesAlertsOrSeries) {
 // process's maps file is a named pipe: opening it blocks until a writer comes.
 class WatchdogE2E : public FaultsE2E {
 protected:
-  std::string config_yaml() const override {
-    return "proc_root: " + (dir_ / "proc").string() + "\n";
-  }
+  std::string config_yaml() const override { return "proc_root: " + proc_.string() + "\n"; }
 
   void SetUp() override {
     static int sockets = 0;
+    // A proc_root must hold a process directory to validate; an empty one is scanned and
+    // skipped like a process without maps.
+    proc_ = fs::temp_directory_path() / ("neutracer-watchdog-proc-" + std::to_string(::getpid()) +
+                                         "-" + std::to_string(sockets));
+    fs::create_directories(proc_ / "1");
     notify_ = std::make_unique<NotifyListener>(
         fs::temp_directory_path() /
         ("neutracer-notify-" + std::to_string(::getpid()) + "-" + std::to_string(sockets++)));
@@ -688,9 +691,10 @@ protected:
     if (fs::exists(stuck_process()))
       release_stuck_process(); // a failed test must not leave the daemon blocked
     FaultsE2E::TearDown();
+    fs::remove_all(proc_);
   }
 
-  fs::path stuck_process() const { return dir_ / "proc" / "4242"; }
+  fs::path stuck_process() const { return proc_ / "4242"; }
 
   // A writer lets the daemon's blocked open return (reads end once it closes); the process
   // goes, so that the next scan does not block again. False when no reader was waiting.
@@ -705,6 +709,7 @@ protected:
   }
 
   std::unique_ptr<NotifyListener> notify_;
+  fs::path proc_;
 };
 
 TEST_F(WatchdogE2E, StalledLoopStopsPingsAndHealthButNotScrapes) {

@@ -1,5 +1,6 @@
 // End to end, as root: the real daemon attaches its BPF probes to the stand-in libcuda.so.1,
 // the scenario program makes CUDA calls with known counts, and /metrics must show them exactly.
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -192,6 +193,18 @@ TEST_F(TracingE2E, SeriesVanishAfterExitAndProbesDetach) {
   // No process maps the library any more: probes go after the grace period (10 scans).
   EXPECT_TRUE(eventually([&] { return scrape()["neutracer_attached_libraries"] == 0; }, 5s));
   EXPECT_EQ(scrape()["neutracer_attached_probes"], 0);
+}
+
+TEST_F(TracingE2E, SighupIsLoggedAndTheDaemonKeepsServing) {
+  // SIGHUP used to end the daemon at once, silently (issue 20). TearDown then checks that
+  // SIGTERM still stops it cleanly.
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(eventually([&] { return log().find("SIGHUP ignored") != std::string::npos; }, 5s))
+      << log();
+  wait_scans(2);
+  const auto health = http_get(port_, "/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
 }
 
 TEST_F(TracingE2E, SelfMetricsArePresentFromTheFirstScrapeAndLintClean) {

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -15,6 +17,9 @@ namespace neutracer {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A /proc tree that check_proc_tree accepts.
+constexpr const char *kFixtureProc = NEUTRACER_FIXTURES_DIR "/proc/mixed";
 
 // Substring assertion without gmock, so the file also builds against plain gtest.
 ::testing::AssertionResult contains(const char *haystack_expr, const char *,
@@ -252,14 +257,14 @@ cuda:
   max_kernels_per_process: 20
 )";
   CliResult cli = parse({"--config", "/tmp/n.yaml", "--listen=127.0.0.1:9100", "--scan-interval",
-                         "250ms", "--log-level", "trace", "--proc-root", "/host/proc"});
+                         "250ms", "--log-level", "trace", "--proc-root", kFixtureProc});
   ASSERT_TRUE(cli.options);
   ConfigResult result = load_effective_config(*cli.options, fs.reader());
   ASSERT_FALSE(result.error) << result.error->what;
   EXPECT_EQ(result.config->listen, "127.0.0.1:9100");
   EXPECT_EQ(result.config->scan_interval, 250ms);
   EXPECT_EQ(result.config->log_level, "trace");
-  EXPECT_EQ(result.config->proc_root, "/host/proc");
+  EXPECT_EQ(result.config->proc_root, kFixtureProc);
   // Keys without a flag keep the file's value.
   EXPECT_EQ(result.config->cuda.max_kernels_per_process, 20u);
 }
@@ -318,6 +323,37 @@ TEST(LoadEffectiveConfig, RelativeProcRootFlag) {
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value 'host/proc'");
+}
+
+TEST(LoadEffectiveConfig, ProcRootFromTheFileMustBeAProcTree) {
+  // It used to validate and run "healthy", tracing nothing (issue 20).
+  FakeFiles fs;
+  fs.files["/tmp/n.yaml"] = "proc_root: /nonexistent\n";
+  CliOptions cli;
+  cli.config_path = "/tmp/n.yaml";
+  ConfigResult result = load_effective_config(cli, fs.reader());
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->what, "proc_root: invalid value '/nonexistent': does not exist");
+}
+
+TEST(LoadEffectiveConfig, ProcRootFlagMustBeAProcTree) {
+  FakeFiles fs;
+  CliOptions cli;
+  cli.proc_root = NEUTRACER_FIXTURES_DIR "/cgroup"; // a directory, but no process in it
+  ConfigResult result = load_effective_config(cli, fs.reader());
+  ASSERT_TRUE(result.error);
+  EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value '");
+  EXPECT_CONTAINS(result.error->what, "holds no process directories");
+}
+
+TEST(LoadEffectiveConfig, FixtureAndRealProcTreesAreAccepted) {
+  FakeFiles fs;
+  CliOptions cli;
+  for (const char *root : {"/proc", kFixtureProc, NEUTRACER_FIXTURES_DIR "/proc/shared_library"}) {
+    cli.proc_root = root;
+    ConfigResult result = load_effective_config(cli, fs.reader());
+    EXPECT_FALSE(result.error) << root << ": " << result.error->what;
+  }
 }
 
 TEST(LoadEffectiveConfig, ThrowingReaderBecomesAnError) {
@@ -382,6 +418,43 @@ TEST_F(ReadTextFile, UnopenablePathIsAnErrorNotAbsence) {
   std::string error;
   EXPECT_FALSE(read_text_file(file + "/inner.yaml", error));
   EXPECT_FALSE(error.empty()) << "only a missing file may read as absent";
+}
+
+TEST_F(ReadTextFile, FifoIsAnErrorNotAHang) {
+  // Opening a FIFO for reading waits for a writer: --check-config hung on one (issue 20).
+  const std::string fifo = dir_ + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  created_.push_back(fifo);
+  std::string error;
+  auto read = std::async(std::launch::async, [&] { return read_text_file(fifo, error); });
+  if (read.wait_for(10s) == std::future_status::timeout) {
+    // Release the blocked open so the test ends, then fail.
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0)
+      ::close(writer);
+    read.wait();
+    FAIL() << "read_text_file blocked on a FIFO";
+  }
+  EXPECT_FALSE(read.get());
+  EXPECT_EQ(error, "is a FIFO, not a regular file");
+}
+
+TEST_F(ReadTextFile, DeviceIsAnError) {
+  std::string error;
+  EXPECT_FALSE(read_text_file("/dev/null", error));
+  EXPECT_EQ(error, "is a character device, not a regular file");
+}
+
+TEST_F(ReadTextFile, FileOverOneMebibyteIsAnError) {
+  const std::string path = write("big.yaml", std::string((1u << 20) + 1, '#'));
+  std::string error;
+  EXPECT_FALSE(read_text_file(path, error));
+  EXPECT_CONTAINS(error, "larger than 1048576 bytes");
+  // Exactly the limit still reads.
+  const std::string limit = write("limit.yaml", std::string(1u << 20, '#'));
+  const auto content = read_text_file(limit, error);
+  ASSERT_TRUE(content) << error;
+  EXPECT_EQ(content->size(), 1u << 20);
 }
 
 TEST_F(ReadTextFile, WorksWithLoadEffectiveConfig) {

@@ -4,11 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/sysmacros.h>
+#include <thread>
 #include <unistd.h>
 
+#include "daemon/signals.h"
 #include "temp_proc.h"
 
 namespace neutracer {
@@ -125,6 +131,30 @@ TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   EXPECT_FALSE(tracing_.launch_probes.contains(self));
   EXPECT_TRUE(tracing_.launch_probes.contains(100));
+}
+
+using DaemonLoopDeathTest = DaemonLoopTest;
+
+TEST_F(DaemonLoopDeathTest, RunLogsSighupKeepsScanningAndStopsOnSigterm) {
+  // main's wiring, in a child process: SIGHUP used to end the daemon silently (issue 20).
+  EXPECT_EXIT(
+      {
+        spdlog::set_default_logger(spdlog::stderr_logger_st("daemon_loop_test"));
+        install_signal_handlers();
+        Config c = config("exact");
+        c.scan_interval = std::chrono::milliseconds(100);
+        DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+        std::thread sender([] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(150));
+          ::kill(::getpid(), SIGHUP);
+          std::this_thread::sleep_for(std::chrono::milliseconds(400));
+          ::kill(::getpid(), SIGTERM);
+        });
+        loop.run(stop_requested(), [] { report_hangups(); });
+        sender.join();
+        std::exit(publisher_.latest()->from_a_scan ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "SIGHUP ignored \\(received 1\\)");
 }
 
 TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {

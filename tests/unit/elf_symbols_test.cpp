@@ -5,14 +5,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -20,6 +24,7 @@ namespace neutracer {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
 
 // The stand-in driver is built at <build>/tests/standin/libcuda.so.1; this executable is
 // <build>/tests/neutracer_unit_tests.
@@ -178,6 +183,66 @@ TEST(ElfSymbols, MissingFile) {
   EXPECT_NE(result.error.find("cannot open"), std::string::npos) << result.error;
   EXPECT_NE(result.error.find(path), std::string::npos) << result.error;
   EXPECT_NE(result.error.find("No such file"), std::string::npos) << result.error;
+  EXPECT_TRUE(result.found.empty());
+}
+
+// The stand-in library with cuLaunchKernel's address moved past the bytes its executable
+// segment has in the file, into a zero-filled tail made as large as the whole address space:
+// the shape of the first elf_symbols_fuzzer finding.
+std::string with_launch_past_the_file(std::vector<unsigned char> bytes) {
+  auto *header = reinterpret_cast<Elf64_Ehdr *>(bytes.data());
+  auto *phdrs = reinterpret_cast<Elf64_Phdr *>(bytes.data() + header->e_phoff);
+  auto *sections = reinterpret_cast<Elf64_Shdr *>(bytes.data() + header->e_shoff);
+  Elf64_Phdr *text = nullptr;
+  for (int i = 0; i < header->e_phnum; ++i)
+    if (phdrs[i].p_type == PT_LOAD && (phdrs[i].p_flags & PF_X))
+      text = &phdrs[i];
+  if (text == nullptr)
+    throw std::runtime_error("no executable segment");
+  text->p_memsz = UINT64_MAX - text->p_vaddr;
+  for (int i = 0; i < header->e_shnum; ++i) {
+    if (sections[i].sh_type != SHT_DYNSYM && sections[i].sh_type != SHT_SYMTAB)
+      continue;
+    const char *names =
+        reinterpret_cast<const char *>(bytes.data()) + sections[sections[i].sh_link].sh_offset;
+    auto *symbols = reinterpret_cast<Elf64_Sym *>(bytes.data() + sections[i].sh_offset);
+    for (std::size_t j = 0; j < sections[i].sh_size / sizeof(Elf64_Sym); ++j)
+      if (std::string(names + symbols[j].st_name) == "cuLaunchKernel")
+        symbols[j].st_value = text->p_vaddr + bytes.size() + 0x1000;
+  }
+  return {bytes.begin(), bytes.end()};
+}
+
+TEST(ElfSymbols, NoOffsetOutsideTheFile) {
+  const TempFile crafted(with_launch_past_the_file(read_bytes(standin_library())));
+  const auto result =
+      find_symbol_offsets(crafted.path().string(), {"cuLaunchKernel", "cuMemAlloc_v2"});
+  EXPECT_EQ(result.error, "");
+  for (const auto &[name, offset] : result.found)
+    EXPECT_LT(offset, fs::file_size(crafted.path())) << name;
+  EXPECT_EQ(result.missing, std::vector<std::string>{"cuLaunchKernel"});
+  EXPECT_TRUE(result.found.contains("cuMemAlloc_v2")) << "the other symbols are still found";
+}
+
+TEST(ElfSymbols, FifoIsAnErrorNotAHang) {
+  // The daemon opens a path any user's process maps, as root; a FIFO put at that path between
+  // the maps read and the open blocked the main loop for good.
+  const TempFile placeholder("");
+  const fs::path fifo = placeholder.path().string() + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto lookup = std::async(std::launch::async,
+                           [&] { return find_symbol_offsets(fifo.string(), {"cuLaunchKernel"}); });
+  if (lookup.wait_for(10s) == std::future_status::timeout) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK); // let the blocked open end
+    if (writer >= 0)
+      ::close(writer);
+    lookup.wait();
+    fs::remove(fifo);
+    FAIL() << "find_symbol_offsets blocked on a FIFO";
+  }
+  const auto result = lookup.get();
+  fs::remove(fifo);
+  EXPECT_NE(result.error.find("not a regular file"), std::string::npos) << result.error;
   EXPECT_TRUE(result.found.empty());
 }
 
