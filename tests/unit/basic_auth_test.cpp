@@ -152,6 +152,22 @@ TEST(Bcrypt, RefusesUnusableInput) {
   EXPECT_THROW(bcrypt_hash("x", 3), std::runtime_error);
 }
 
+// What libxcrypt (Python's crypt module) wrote for 72 'a's and "-the-first-password" at cost 4:
+// hashes of long passwords exist in the wild (htpasswd makes them without a warning).
+const std::string kLongPasswordHash = "$2b$04$IOce/dXHZ3/16DLqnC8u2OY4twN8zskOvMnAJDUIDhGByp.uIvo16";
+
+TEST(Bcrypt, PasswordsLongerThan72BytesNeverMatch) {
+  const std::string prefix(72, 'a');
+  // bcrypt itself ignores everything after byte 72, so both of these would verify.
+  EXPECT_FALSE(bcrypt_matches(prefix + "-the-first-password", kLongPasswordHash));
+  EXPECT_FALSE(bcrypt_matches(prefix + "-another-password", kLongPasswordHash));
+  EXPECT_THROW(bcrypt_hash(prefix + "b", 4), std::runtime_error);
+  // 72 bytes exactly is still a whole password.
+  const std::string longest = bcrypt_hash(std::string(71, 'a') + "b", 4);
+  EXPECT_TRUE(bcrypt_matches(std::string(71, 'a') + "b", longest));
+  EXPECT_FALSE(bcrypt_matches(std::string(71, 'a') + "c", longest));
+}
+
 // ---- cache of verified headers ---------------------------------------------------------------
 
 TEST(CredentialCache, EvictsTheLeastRecentlyUsed) {
@@ -276,6 +292,13 @@ TEST(BasicAuthenticator, EachUserChecksAgainstTheirOwnHash) {
   EXPECT_FALSE(authenticator.authorized(header_for("grafana:correct horse")));
   EXPECT_FALSE(authenticator.authorized(header_for("prometheus:dashboards")));
   EXPECT_FALSE(authenticator.authorized(header_for("Prometheus:correct horse")));
+}
+
+TEST(BasicAuthenticator, APasswordEqualInItsFirst72BytesIsRefused) {
+  BasicAuthenticator authenticator({{"prometheus", kLongPasswordHash}});
+  const std::string prefix(72, 'a');
+  EXPECT_FALSE(authenticator.authorized(header_for("prometheus:" + prefix + "-another-password")));
+  EXPECT_FALSE(authenticator.authorized(header_for("prometheus:" + prefix + "-the-first-password")));
 }
 
 TEST(BasicAuthenticator, RefusesBadConfiguration) {
