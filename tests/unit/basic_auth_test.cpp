@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "http/bcrypt.h"
 #include "http/credential_cache.h"
 #include "http/sha256.h"
+#include "held_password_check.h"
 
 namespace neutracer {
 namespace {
@@ -317,14 +321,45 @@ TEST(BasicAuthenticator, ConcurrentChecksAgree) {
   std::vector<std::jthread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      for (int round = 0; round < 3; ++round)
-        (authenticator.authorized(i % 2 ? good : bad) ? accepted : refused)++;
+      for (int round = 0; round < 3; ++round) {
+        // Busy is "not now", never a verdict: ask again until there is one.
+        AuthDecision decision = AuthDecision::busy;
+        while (decision == AuthDecision::busy)
+          decision = authenticator.decide(i % 2 ? good : bad);
+        (decision == AuthDecision::allowed ? accepted : refused)++;
+      }
     });
   threads.clear();
   EXPECT_EQ(accepted, 12);
   EXPECT_EQ(refused, 12);
-  // Waiting workers find the header cached once one of them verified it.
-  EXPECT_EQ(check.calls, 12 + 1);
+  EXPECT_GE(check.calls, 12 + 1);
+}
+
+TEST(BasicAuthenticator, UncachedChecksBeyondTheBcryptSlotAreBusyAtOnceAndCachedOnesPass) {
+  HeldPasswordCheck check;
+  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function(), 16, 1);
+  const std::string good = header_for("prometheus:correct horse");
+  EXPECT_TRUE(authenticator.authorized(good)); // verified and cached before the flood
+
+  check.set_held(true);
+  std::jthread guesser([&] {
+    EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-1")), AuthDecision::refused);
+  });
+  ASSERT_TRUE(check.wait_inside(2)) << "the guess never reached bcrypt";
+  // The slot is taken: another guess is busy without waiting; the cached header passes.
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-2")), AuthDecision::busy);
+  EXPECT_EQ(authenticator.decide(header_for("grafana:guess")), AuthDecision::busy);
+  EXPECT_EQ(authenticator.decide(good), AuthDecision::allowed);
+  // Absent, malformed and over-72-byte passwords are refused without a slot.
+  EXPECT_EQ(authenticator.decide(std::nullopt), AuthDecision::refused);
+  EXPECT_EQ(authenticator.decide("Basic !!"), AuthDecision::refused);
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:" + std::string(73, 'x'))),
+            AuthDecision::refused);
+  check.set_held(false);
+  guesser.join();
+  EXPECT_EQ(check.inside, 2) << "busy and refused-early checks ran no bcrypt";
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-2")), AuthDecision::refused)
+      << "the slot was given back";
 }
 
 } // namespace

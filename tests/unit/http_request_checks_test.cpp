@@ -93,7 +93,8 @@ TEST(HttpRejectionFamilies, EveryReasonFromZero) {
     EXPECT_EQ(sample.value, 0);
   }
   EXPECT_EQ(reasons,
-            (std::vector<std::string>{"concurrency", "unauthorized", "too_large", "bad_request"}));
+            (std::vector<std::string>{"concurrency", "unauthorized", "auth_busy", "too_large",
+                                      "bad_request"}));
 }
 
 TEST(HttpRejectionFamilies, CountsPerReason) {

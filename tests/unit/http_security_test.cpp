@@ -3,6 +3,8 @@
 // block a scrape, basic authentication answers 401, and the server keeps serving throughout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -333,6 +335,49 @@ TEST_F(AuthenticatedServerTest, HealthzNeedsNoCredentials) {
   EXPECT_EQ(status_line(*response), "HTTP/1.1 200 OK");
   EXPECT_EQ(body(*response), "ok\n");
   EXPECT_EQ(unauthorized(), before);
+}
+
+TEST_F(AuthenticatedServerTest, PasswordGuessingFloodLeavesScrapesAndHealthzServed) {
+  ASSERT_EQ(status_code(*http_exchange(port_, with_authorization("/metrics", kGood))), 200);
+  // 16 clients guess passwords as fast as they are answered; each guess costs a bcrypt.
+  std::atomic<bool> stop = false;
+  std::atomic<int> guesses = 0, refused_401 = 0, busy_429 = 0;
+  std::vector<std::jthread> guessers;
+  for (int i = 0; i < 16; ++i)
+    guessers.emplace_back([&] {
+      while (!stop) {
+        const auto response =
+            http_exchange(port_, with_authorization("/metrics", kWrongPassword));
+        const int status = response ? status_code(*response) : 0;
+        if (status == 401)
+          ++refused_401;
+        else if (status == 429)
+          ++busy_429;
+        ++guesses;
+      }
+    });
+  const auto flood_start = Clock::now();
+  while (guesses < 16 && seconds_since(flood_start) < 5)
+    std::this_thread::sleep_for(10ms);
+  std::vector<int> scrapes, probes;
+  double slowest = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = Clock::now();
+    const auto scrape = http_exchange(port_, with_authorization("/metrics", kGood));
+    const auto probe = http_exchange(port_, get("/healthz"));
+    slowest = std::max(slowest, seconds_since(start));
+    scrapes.push_back(scrape ? status_code(*scrape) : 0);
+    probes.push_back(probe ? status_code(*probe) : 0);
+    std::this_thread::sleep_for(50ms);
+  }
+  stop = true;
+  guessers.clear();
+  EXPECT_EQ(scrapes, std::vector<int>(10, 200)) << "a cached scrape was refused during the flood";
+  EXPECT_EQ(probes, std::vector<int>(10, 200)) << "/healthz was refused during the flood";
+  EXPECT_LT(slowest, 1.0) << "a scrape and probe waited behind the guesses";
+  EXPECT_GT(refused_401, 0) << "no guess was ever checked";
+  EXPECT_GT(busy_429, 0) << "the flood never found the bcrypt slot busy";
+  RecordProperty("slowest_scrape_and_probe_ms", static_cast<int>(slowest * 1000));
 }
 
 TEST(HttpServerOptionsTest, BadUsersAreAnHttpErrorBeforeListening) {
