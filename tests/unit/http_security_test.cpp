@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,6 +249,35 @@ TEST_F(HostileClientTest, RequestsOverTheLimitGet503AtOnce) {
   }
   EXPECT_EQ(rejected(RejectionReason::concurrency), 1u);
   RecordProperty("refusal_ms", static_cast<int>(refused_seconds * 1000));
+}
+
+TEST_F(HostileClientTest, NoClientBytesReachTheStatusLineOrHeaders) {
+  // civetweb's own error page began "HTTP/" + the client's version token: with a bare CR after
+  // the path, "Set-Cookie: x" became a header of the answer.
+  const std::regex status_line_format("HTTP/1\\.1 [0-9]{3} [A-Za-z ]+");
+  const std::regex header_format("(Content-Type|Content-Length|Cache-Control|Connection): [ -~]+");
+  for (const std::string &request :
+       {"GET / \rSet-Cookie: x\r\n\r\n"s, "GET / \rSet-Cookie: x\r\nHost: y\r\n\r\n"s,
+        "GET / HTTP/1.1\x85Set-Cookie:x\r\n\r\n"s, "GET / Set-Cookie:x\r\n\r\n"s,
+        "GET / HTTP/1.1\rSet-Cookie: x\r\n\r\n"s, "GET / FOO/1.1\r\n\r\n"s,
+        "GET / HTTP/\rSet-Cookie:x\r\n\r\n"s, "GET /\rSet-Cookie: x HTTP/1.1\r\n\r\n"s,
+        "GET / HTTP/9.9\rSet-Cookie: x\r\n\r\n"s}) {
+    const auto response = http_exchange(port_, request);
+    ASSERT_TRUE(response.has_value()) << request;
+    const std::string head = response->substr(0, response->find("\r\n\r\n"));
+    EXPECT_EQ(head.find("Set-Cookie"), std::string::npos) << head;
+    EXPECT_EQ(head.find("FOO"), std::string::npos) << head;
+    std::size_t at = 0;
+    bool first = true;
+    while (at <= head.size()) {
+      const std::size_t end = std::min(head.find("\r\n", at), head.size());
+      const std::string line = head.substr(at, end - at);
+      EXPECT_TRUE(std::regex_match(line, first ? status_line_format : header_format))
+          << "line [" << line << "] of the answer to [" << request << "]";
+      first = false;
+      at = end + 2;
+    }
+  }
 }
 
 TEST_F(HostileClientTest, ManyMalformedRequestsInARowLeaveTheServerServing) {
