@@ -187,6 +187,7 @@ int main(int argc, char **argv) {
     HttpServerOptions web;
     web.listen = config.listen;
     web.max_concurrent_requests = config.web.max_concurrent_requests;
+    web.max_connections = config.web.max_connections;
     web.basic_auth_users = config.web.basic_auth_users;
     web.public_paths = {"/healthz"}; // for probes without credentials; README says why
     web.rejections = std::make_shared<HttpRejectionCounters>();

@@ -12,11 +12,6 @@
 namespace neutracer {
 namespace {
 
-// Civetweb workers beyond max_concurrent_requests: they answer 503, 401 and 400 while the
-// admitted requests run, and absorb clients that send their headers slowly (each holds a
-// worker for up to request_timeout).
-constexpr std::uint32_t kSpareWorkers = 8;
-
 static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
               "request_head_problem assumes civetweb's limit");
 
@@ -142,7 +137,8 @@ HttpServer::HttpServer(const HttpServerOptions &options, HttpRoutes routes)
   std::string ports = options.listen;
   if (ports.starts_with("localhost:"))
     ports = "127.0.0.1:" + ports.substr(std::strlen("localhost:"));
-  const std::string threads = std::to_string(options.max_concurrent_requests + kSpareWorkers);
+  const std::string threads = std::to_string(
+      std::max(options.max_connections, options.max_concurrent_requests + kMinSpareWorkers));
   const std::string timeout_ms = std::to_string(options.request_timeout.count());
   const std::string buffer_bytes = std::to_string(kCivetwebRequestBuffer);
   // Name, value pairs. With decode_url off, paths reach RequestPipeline as sent: "%00" or
