@@ -58,11 +58,10 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          const auto snapshot = publisher.latest();
          const auto pid_text = query_parameter(query, "pid");
          if (!pid_text)
-           return HttpResponse{
-               200,
-               "text/html; charset=utf-8",
-               memory_timeline_index(*snapshot->timelines, snapshot->comms),
-               {}};
+           return HttpResponse{200,
+                               "text/html; charset=utf-8",
+                               memory_timeline_index(*snapshot->timelines, snapshot->comms),
+                               {}};
          int pid = 0;
          const auto [end, error] =
              std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);

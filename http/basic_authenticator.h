@@ -29,8 +29,8 @@ public:
   // a bad name or a hash that is not bcrypt (the config loader reports these first).
   // `bcrypt_slots`: bcrypt checks run at once (at least 1); each costs a core while it runs.
   explicit BasicAuthenticator(std::map<std::string, std::string> users,
-                              PasswordCheck check = bcrypt_matches,
-                              std::size_t cache_capacity = 16, std::uint32_t bcrypt_slots = 1);
+                              PasswordCheck check = bcrypt_matches, std::size_t cache_capacity = 16,
+                              std::uint32_t bcrypt_slots = 1);
 
   // Whether `authorization` (the header's value; nullopt when absent) names a user and the
   // right password. A cached header is allowed without bcrypt; an uncached one that finds every

@@ -17,8 +17,8 @@ static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
 
 void write_response(mg_connection *connection, const std::string &method,
                     const HttpResponse &response) {
-  const std::string head = response_head(response.status, response.content_type,
-                                         response.body.size(), response.headers);
+  const std::string head =
+      response_head(response.status, response.content_type, response.body.size(), response.headers);
   mg_write(connection, head.data(), head.size());
   if (method != "HEAD")
     mg_write(connection, response.body.data(), response.body.size());

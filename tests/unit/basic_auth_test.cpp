@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "held_password_check.h"
 #include "http/base64.h"
 #include "http/basic_authenticator.h"
 #include "http/bcrypt.h"
 #include "http/credential_cache.h"
 #include "http/sha256.h"
-#include "held_password_check.h"
 
 namespace neutracer {
 namespace {
@@ -158,7 +158,8 @@ TEST(Bcrypt, RefusesUnusableInput) {
 
 // What libxcrypt (Python's crypt module) wrote for 72 'a's and "-the-first-password" at cost 4:
 // hashes of long passwords exist in the wild (htpasswd makes them without a warning).
-const std::string kLongPasswordHash = "$2b$04$IOce/dXHZ3/16DLqnC8u2OY4twN8zskOvMnAJDUIDhGByp.uIvo16";
+const std::string kLongPasswordHash =
+    "$2b$04$IOce/dXHZ3/16DLqnC8u2OY4twN8zskOvMnAJDUIDhGByp.uIvo16";
 
 TEST(Bcrypt, PasswordsLongerThan72BytesNeverMatch) {
   const std::string prefix(72, 'a');
@@ -302,7 +303,8 @@ TEST(BasicAuthenticator, APasswordEqualInItsFirst72BytesIsRefused) {
   BasicAuthenticator authenticator({{"prometheus", kLongPasswordHash}});
   const std::string prefix(72, 'a');
   EXPECT_FALSE(authenticator.authorized(header_for("prometheus:" + prefix + "-another-password")));
-  EXPECT_FALSE(authenticator.authorized(header_for("prometheus:" + prefix + "-the-first-password")));
+  EXPECT_FALSE(
+      authenticator.authorized(header_for("prometheus:" + prefix + "-the-first-password")));
 }
 
 TEST(BasicAuthenticator, RefusesBadConfiguration) {

@@ -6,13 +6,13 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "held_password_check.h"
 #include "http/basic_auth.h"
 #include "http/bcrypt.h"
-#include "held_password_check.h"
 
 namespace neutracer {
 namespace {
@@ -172,7 +172,7 @@ TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheBcryptSlotAre429) {
   RequestPipeline limited(routes(), 1, std::move(authenticator), {"/healthz"}, rejections);
   auto good = request("/metrics");
   good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw
-  EXPECT_EQ(serve(limited, good).status, 200);        // verified once, then cached
+  EXPECT_EQ(serve(limited, good).status, 200);       // verified once, then cached
 
   check.set_held(true);
   auto guess = request("/metrics");

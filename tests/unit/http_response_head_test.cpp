@@ -15,7 +15,8 @@ TEST(ResponseHead, StatusLineIsFixedText) {
             "Cache-Control: no-store\r\n\r\n");
   EXPECT_TRUE(response_head(505, "text/plain", 0, {}, true)
                   .starts_with("HTTP/1.1 505 HTTP Version Not Supported\r\n"));
-  EXPECT_TRUE(response_head(429, "text/plain", 0, {}).starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
+  EXPECT_TRUE(
+      response_head(429, "text/plain", 0, {}).starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
   EXPECT_TRUE(response_head(418, "text/plain", 0, {}).starts_with("HTTP/1.1 418 Error\r\n"));
   // Not three digits: a server bug, answered as 500 rather than written as is.
   EXPECT_TRUE(response_head(-1, "text/plain", 0, {}).starts_with("HTTP/1.1 500 Internal"));
@@ -29,14 +30,13 @@ TEST(ResponseHead, ConnectionCloseWhenAsked) {
 }
 
 TEST(ResponseHead, HeadersWithLineBreaksOrBadNamesAreLeftOut) {
-  const std::map<std::string, std::string> headers = {
-      {"Allow", "GET, HEAD"},
-      {"X-Split", "a\r\nSet-Cookie: x"},
-      {"X-Bare-Cr", "a\rb"},
-      {"X-Nul", std::string("a\0b", 3)},
-      {"Set-Cookie: x\r\nX-Name", "v"},
-      {"", "v"},
-      {"X-Tab", "a\tb"}};
+  const std::map<std::string, std::string> headers = {{"Allow", "GET, HEAD"},
+                                                      {"X-Split", "a\r\nSet-Cookie: x"},
+                                                      {"X-Bare-Cr", "a\rb"},
+                                                      {"X-Nul", std::string("a\0b", 3)},
+                                                      {"Set-Cookie: x\r\nX-Name", "v"},
+                                                      {"", "v"},
+                                                      {"X-Tab", "a\tb"}};
   const std::string head = response_head(200, "text/plain\r\nSet-Cookie: y", 0, headers);
   EXPECT_EQ(head, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nCache-Control: no-store\r\n"
                   "Allow: GET, HEAD\r\nX-Tab: a\tb\r\n\r\n");

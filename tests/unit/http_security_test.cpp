@@ -376,8 +376,7 @@ TEST_F(AuthenticatedServerTest, PasswordGuessingFloodLeavesScrapesAndHealthzServ
   for (int i = 0; i < 16; ++i)
     guessers.emplace_back([&] {
       while (!stop) {
-        const auto response =
-            http_exchange(port_, with_authorization("/metrics", kWrongPassword));
+        const auto response = http_exchange(port_, with_authorization("/metrics", kWrongPassword));
         const int status = response ? status_code(*response) : 0;
         if (status == 401)
           ++refused_401;
