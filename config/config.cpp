@@ -153,6 +153,14 @@ std::optional<std::string> check_max_concurrent_requests(std::uint64_t value) {
   return check_range(value, 1, 64);
 }
 
+// One civetweb worker thread each, about 20 KiB of memory: 4096 is about 80 MiB.
+std::optional<std::string> check_max_connections(std::uint64_t value) {
+  return check_range(value, 16, 4096);
+}
+
+// Workers beyond the admitted requests answer refusals (503, 429, 401, 400) meanwhile.
+constexpr std::uint32_t kSpareConnections = 8;
+
 std::string invalid_value(std::string_view key, std::string_view value, std::string_view problem) {
   return std::string(key) + ": invalid value '" + std::string(value) + "': " + std::string(problem);
 }
@@ -502,6 +510,11 @@ const std::vector<Field> kWebFields = {
        return read_u32_field(v, c.web.max_concurrent_requests, check_max_concurrent_requests);
      },
      nullptr},
+    {"max_connections",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.web.max_connections, check_max_connections);
+     },
+     nullptr},
     {"tls_cert_file", refuse_tls, nullptr},
     {"tls_key_file", refuse_tls, nullptr},
     {"tls_server_config", refuse_tls, nullptr}, // exporter-toolkit's name for the same
@@ -820,6 +833,15 @@ std::optional<ConfigError> validate_config(const Config &config) {
       return ConfigError{invalid_value("web.max_concurrent_requests",
                                        std::to_string(config.web.max_concurrent_requests),
                                        *problem)};
+    if (auto problem = check_max_connections(config.web.max_connections))
+      return ConfigError{invalid_value("web.max_connections",
+                                       std::to_string(config.web.max_connections), *problem)};
+    if (config.web.max_connections < config.web.max_concurrent_requests + kSpareConnections)
+      return ConfigError{invalid_value(
+          "web.max_connections", std::to_string(config.web.max_connections),
+          "must be at least web.max_concurrent_requests + " + std::to_string(kSpareConnections) +
+              " (" + std::to_string(config.web.max_concurrent_requests + kSpareConnections) +
+              "): the spare connections answer refusals while the admitted requests run")};
     for (const auto &[user, hash] : config.web.basic_auth_users) {
       if (auto problem = basic_auth_user_problem(user))
         return ConfigError{"web.basic_auth_users: user '" + user + "': " + *problem};

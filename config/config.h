@@ -77,6 +77,9 @@ struct Config {
     std::map<std::string, std::string> basic_auth_users;
     // Requests the HTTP server handles at once; more get 503 at once.
     std::uint32_t max_concurrent_requests = 4;
+    // Connections the HTTP server serves at once, one worker thread each (HttpServerOptions):
+    // clients that idle or send slowly up to this many cannot delay a scrape.
+    std::uint32_t max_connections = 256;
 
     bool operator==(const Web &) const = default;
   } web;

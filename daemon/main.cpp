@@ -1,23 +1,20 @@
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
 // exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
-#include <charconv>
 #include <iostream>
 #include <memory>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-#include <sstream>
 #include <unistd.h>
 
 #include "common/journal_writer.h"
 #include "config/cli.h"
 #include "cuda/cuda_tracer.h"
 #include "daemon/daemon_loop.h"
+#include "daemon/http_routes.h"
 #include "daemon/service_notifier.h"
 #include "daemon/signals.h"
 #include "daemon/tracing_preflight.h"
-#include "exporters/memory_timeline_page.h"
 #include "exporters/metrics_publisher.h"
-#include "exporters/self_metrics.h"
 #include "http/http_rejections.h"
 #include "http/http_server.h"
 #include "nvml/nvml_library.h"
@@ -30,93 +27,6 @@ constexpr int kExitRuntimeError = 1;
 constexpr int kExitConfigError = 2;
 constexpr int kExitNoPrivilege = 3;
 constexpr int kExitUnsupportedKernel = 4;
-
-const char *kIndexPage = R"(<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>neutracerd</title></head>
-<body><h1>neutracerd</h1>
-<p>CUDA tracing exporter for Prometheus.</p>
-<ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
-<li><a href="/api/v1/processes">/api/v1/processes</a></li>
-<li><a href="/api/v1/alerts">/api/v1/alerts</a></li>
-<li><a href="/memory">/memory</a> (GPU memory timeline per process)</li>
-<li><a href="/healthz">/healthz</a></li></ul></body></html>
-)";
-
-neutracer::HttpRoutes make_routes(const neutracer::MetricsPublisher &publisher,
-                                  const neutracer::Config &config,
-                                  const neutracer::HttpRejectionCounters &rejections) {
-  using neutracer::HttpResponse;
-  const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
-  return {
-      {"/",
-       [](const std::string &) {
-         return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}};
-       }},
-      {"/metrics",
-       [&publisher, &rejections, proc_root = config.proc_root](const std::string &) {
-         const auto snapshot = publisher.latest();
-         std::ostringstream body;
-         neutracer::render_text(snapshot->families, body);
-         neutracer::render_text(neutracer::self_process_families(proc_root), body);
-         neutracer::render_text(neutracer::http_rejection_families(rejections), body);
-         return HttpResponse{200, neutracer::kTextContentType, body.str(), {}};
-       }},
-      {"/api/v1/kernels",
-       [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->kernels_json, {}};
-       }},
-      {"/api/v1/processes",
-       [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->processes_json, {}};
-       }},
-      {"/api/v1/alerts",
-       [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->alerts_json, {}};
-       }},
-      {"/memory",
-       [&publisher](const std::string &query) {
-         const auto snapshot = publisher.latest();
-         const auto pid_text = neutracer::query_parameter(query, "pid");
-         if (!pid_text)
-           return HttpResponse{
-               200,
-               "text/html; charset=utf-8",
-               neutracer::memory_timeline_index(*snapshot->timelines, snapshot->comms),
-               {}};
-         int pid = 0;
-         const auto [end, error] =
-             std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
-         if (error != std::errc() || end != pid_text->data() + pid_text->size() || pid <= 0)
-           return HttpResponse{
-               400, "text/plain; charset=utf-8", "pid must be a positive integer\n", {}};
-         for (const auto &[id, timeline] : *snapshot->timelines)
-           if (id.pid == pid)
-             return HttpResponse{
-                 200,
-                 "text/html; charset=utf-8",
-                 memory_timeline_page(
-                     id, snapshot->comms.count(id) ? snapshot->comms.at(id) : std::string("?"),
-                     timeline, snapshot->timeline_now_ns),
-                 {}};
-         return HttpResponse{404,
-                             "text/plain; charset=utf-8",
-                             "no traced process with pid " + *pid_text + "\n",
-                             {}};
-       }},
-      {"/healthz",
-       [&publisher, stale_after](const std::string &) {
-         const auto snapshot = publisher.latest();
-         // Not healthy before the first scan: a scrape then would lack every CUDA series.
-         if (!snapshot->from_a_scan)
-           return HttpResponse{
-               503, "text/plain; charset=utf-8", "starting: first scan running\n", {}};
-         const auto age = std::chrono::steady_clock::now() - snapshot->published_at;
-         if (age > stale_after)
-           return HttpResponse{503, "text/plain; charset=utf-8", "main loop stalled\n", {}};
-         return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};
-       }},
-  };
-}
 
 } // namespace
 
@@ -180,10 +90,11 @@ int main(int argc, char **argv) {
     HttpServerOptions web;
     web.listen = config.listen;
     web.max_concurrent_requests = config.web.max_concurrent_requests;
+    web.max_connections = config.web.max_connections;
     web.basic_auth_users = config.web.basic_auth_users;
     web.public_paths = {"/healthz"}; // for probes without credentials; README says why
     web.rejections = std::make_shared<HttpRejectionCounters>();
-    HttpServer server(web, make_routes(publisher, config, *web.rejections));
+    HttpServer server(web, daemon_routes(publisher, config, *web.rejections));
     loop.scan_once();
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,
                  config.listen, config.proc_root, config.scan_interval.count());

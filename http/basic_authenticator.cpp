@@ -1,5 +1,6 @@
 #include "http/basic_authenticator.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "http/basic_auth.h"
@@ -13,8 +14,10 @@ constexpr std::size_t kBcryptSettingLength = 29;
 } // namespace
 
 BasicAuthenticator::BasicAuthenticator(std::map<std::string, std::string> users,
-                                       PasswordCheck check, std::size_t cache_capacity)
-    : users_(std::move(users)), check_(std::move(check)), verified_(cache_capacity) {
+                                       PasswordCheck check, std::size_t cache_capacity,
+                                       std::uint32_t bcrypt_slots)
+    : users_(std::move(users)), check_(std::move(check)), verified_(cache_capacity),
+      bcrypt_slots_(std::max<std::uint32_t>(bcrypt_slots, 1)) {
   if (users_.empty())
     throw std::invalid_argument("basic authentication needs at least one user");
   for (const auto &[user, hash] : users_) {
@@ -28,28 +31,28 @@ BasicAuthenticator::BasicAuthenticator(std::map<std::string, std::string> users,
   }
 }
 
-bool BasicAuthenticator::authorized(std::optional<std::string_view> authorization) {
+AuthDecision BasicAuthenticator::decide(std::optional<std::string_view> authorization) {
   if (!authorization)
-    return false;
+    return AuthDecision::refused;
   const Sha256Digest digest = sha256(*authorization);
   if (verified_.contains(digest))
-    return true;
+    return AuthDecision::allowed;
   const auto credentials = parse_basic_authorization(*authorization);
-  if (!credentials)
-    return false;
-  std::lock_guard lock(bcrypt_mutex_);
-  // Another worker may have verified the same header while this one waited.
-  if (verified_.contains(digest))
-    return true;
+  // bcrypt would compare only the first 72 bytes: refused without spending a slot on it.
+  if (!credentials || credentials->password.size() > kBcryptMaxPasswordBytes)
+    return AuthDecision::refused;
+  const auto slot = bcrypt_slots_.try_acquire();
+  if (!slot)
+    return AuthDecision::busy;
   const auto user = users_.find(credentials->user);
   if (user == users_.end()) {
     check_(credentials->password, decoy_setting_);
-    return false;
+    return AuthDecision::refused;
   }
   if (!check_(credentials->password, user->second))
-    return false;
+    return AuthDecision::refused;
   verified_.insert(digest);
-  return true;
+  return AuthDecision::allowed;
 }
 
 } // namespace neutracer

@@ -33,13 +33,16 @@ std::string run_crypt(const std::string &password, const std::string &setting) {
 } // namespace
 
 bool bcrypt_matches(const std::string &password, const std::string &hash) {
-  if (password.find('\0') != std::string::npos)
+  if (password.find('\0') != std::string::npos || password.size() > kBcryptMaxPasswordBytes)
     return false;
   const std::string computed = run_crypt(password, hash);
   return !computed.empty() && constant_time_equal(computed, hash);
 }
 
 std::string bcrypt_hash(const std::string &password, int cost) {
+  if (password.size() > kBcryptMaxPasswordBytes)
+    throw std::runtime_error("bcrypt passwords are at most " +
+                             std::to_string(kBcryptMaxPasswordBytes) + " bytes");
   char setting[CRYPT_GENSALT_OUTPUT_SIZE];
   // A null random-bytes argument makes libxcrypt read the salt from the kernel (getrandom).
   if (crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, setting,

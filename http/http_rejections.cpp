@@ -12,6 +12,8 @@ std::string_view rejection_reason_label(RejectionReason reason) {
     return "concurrency";
   case RejectionReason::unauthorized:
     return "unauthorized";
+  case RejectionReason::auth_busy:
+    return "auth_busy";
   case RejectionReason::too_large:
     return "too_large";
   case RejectionReason::bad_request:

@@ -14,13 +14,14 @@ namespace neutracer {
 enum class RejectionReason {
   concurrency,  // 503: max_concurrent_requests already in progress
   unauthorized, // 401: missing or wrong basic-auth credentials
+  auth_busy,    // 429: uncached credentials while every bcrypt slot was busy
   too_large,    // 413/414/431 from civetweb: request line or headers over max_request_size
   bad_request,  // 400 and other protocol errors: garbage, bad method or path, a body on GET
 };
 
 inline constexpr std::array kRejectionReasons = {
-    RejectionReason::concurrency, RejectionReason::unauthorized, RejectionReason::too_large,
-    RejectionReason::bad_request};
+    RejectionReason::concurrency, RejectionReason::unauthorized, RejectionReason::auth_busy,
+    RejectionReason::too_large, RejectionReason::bad_request};
 
 std::string_view rejection_reason_label(RejectionReason reason);
 

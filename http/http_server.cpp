@@ -7,50 +7,18 @@
 
 #include "http/request_pipeline.h"
 #include "http/request_validation.h"
+#include "http/response_head.h"
 
 namespace neutracer {
 namespace {
-
-const char *reason_phrase(int status) {
-  switch (status) {
-  case 200:
-    return "OK";
-  case 400:
-    return "Bad Request";
-  case 401:
-    return "Unauthorized";
-  case 404:
-    return "Not Found";
-  case 405:
-    return "Method Not Allowed";
-  case 431:
-    return "Request Header Fields Too Large";
-  case 500:
-    return "Internal Server Error";
-  case 503:
-    return "Service Unavailable";
-  default:
-    return "Error";
-  }
-}
-
-// Civetweb workers beyond max_concurrent_requests: they answer 503, 401 and 400 while the
-// admitted requests run, and absorb clients that send their headers slowly (each holds a
-// worker for up to request_timeout).
-constexpr std::uint32_t kSpareWorkers = 8;
 
 static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
               "request_head_problem assumes civetweb's limit");
 
 void write_response(mg_connection *connection, const std::string &method,
                     const HttpResponse &response) {
-  std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                     reason_phrase(response.status) + "\r\nContent-Type: " + response.content_type +
-                     "\r\nContent-Length: " + std::to_string(response.body.size()) +
-                     "\r\nCache-Control: no-store\r\n";
-  for (const auto &[name, value] : response.headers)
-    head += name + ": " + value + "\r\n";
-  head += "\r\n";
+  const std::string head =
+      response_head(response.status, response.content_type, response.body.size(), response.headers);
   mg_write(connection, head.data(), head.size());
   if (method != "HEAD")
     mg_write(connection, response.body.data(), response.body.size());
@@ -91,13 +59,25 @@ int handle_request(mg_connection *connection, void *data) {
   return status;
 }
 
-// Civetweb answers malformed and oversized requests itself; this only counts them.
-int count_protocol_error(mg_connection *connection, int status, const char *message) {
+// Civetweb refuses malformed and oversized requests itself. Its own error page would start
+// with "HTTP/" + the version token the client sent (CR, LF and all: header injection), so this
+// writes the whole answer instead, from fixed text only, and tells civetweb it is done. Civetweb
+// closes the connection after any such error.
+int answer_protocol_error(mg_connection *connection, int status, const char *message) {
   auto *pipeline = static_cast<RequestPipeline *>(mg_get_user_data(mg_get_context(connection)));
-  if (const auto reason = rejection_reason_for_status(status); reason && pipeline)
+  const auto reason = rejection_reason_for_status(status);
+  if (reason && pipeline)
     pipeline->rejections().count(*reason);
-  spdlog::debug("http: refused a request with {}: {}", status, message ? message : "");
-  return 1; // civetweb then writes its short plain-text error page
+  spdlog::debug("http: refused a request with {}", status);
+  (void)message; // civetweb's message quotes the client's bytes: neither logged nor sent
+  const std::string body = reason == RejectionReason::too_large ? "request too large\n"
+                           : status == 505                      ? "HTTP version not supported\n"
+                                                                : "bad request\n";
+  const std::string head = response_head(status, "text/plain; charset=utf-8", body.size(), {},
+                                         /*close=*/true);
+  mg_write(connection, head.data(), head.size());
+  mg_write(connection, body.data(), body.size());
+  return 0;
 }
 
 int log_message(const mg_connection *, const char *message) {
@@ -157,7 +137,8 @@ HttpServer::HttpServer(const HttpServerOptions &options, HttpRoutes routes)
   std::string ports = options.listen;
   if (ports.starts_with("localhost:"))
     ports = "127.0.0.1:" + ports.substr(std::strlen("localhost:"));
-  const std::string threads = std::to_string(options.max_concurrent_requests + kSpareWorkers);
+  const std::string threads = std::to_string(
+      std::max(options.max_connections, options.max_concurrent_requests + kMinSpareWorkers));
   const std::string timeout_ms = std::to_string(options.request_timeout.count());
   const std::string buffer_bytes = std::to_string(kCivetwebRequestBuffer);
   // Name, value pairs. With decode_url off, paths reach RequestPipeline as sent: "%00" or
@@ -174,7 +155,7 @@ HttpServer::HttpServer(const HttpServerOptions &options, HttpRoutes routes)
   // clang-format on
   mg_callbacks callbacks{};
   callbacks.log_message = log_message;
-  callbacks.http_error = count_protocol_error;
+  callbacks.http_error = answer_protocol_error;
   mg_init_data init{};
   init.callbacks = &callbacks;
   init.user_data = pipeline_.get();

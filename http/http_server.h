@@ -40,10 +40,22 @@ class HttpError : public std::runtime_error {
 class HttpRejectionCounters;
 class RequestPipeline;
 
+// Workers beyond max_concurrent_requests at the least: they answer 503, 429, 401 and 400 while
+// the admitted requests run.
+inline constexpr std::uint32_t kMinSpareWorkers = 8;
+inline constexpr std::uint32_t kDefaultMaxConnections = 256;
+
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:10492"; // HOST:PORT, IPv4 or localhost
   // Requests handled at once; more get 503 at once.
   std::uint32_t max_concurrent_requests = 4;
+  // Connections served at once. civetweb gives each connection one worker thread from the
+  // moment it is accepted, even before the client has sent a byte, and keeps it until the
+  // request is answered or request_timeout passes: a client that idles or sends slowly holds a
+  // worker all that time, so this is how many of them can be open while a scrape still finds a
+  // free worker at once. More connections wait in the listen queue. At least
+  // max_concurrent_requests + kMinSpareWorkers.
+  std::uint32_t max_connections = kDefaultMaxConnections;
   // How long civetweb waits for a request's headers, and for each write to the client.
   std::chrono::milliseconds request_timeout{10000};
   // User name -> bcrypt hash; empty: no authentication.

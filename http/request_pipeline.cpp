@@ -35,6 +35,17 @@ void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &se
     send({400, kPlainText, "bad request: " + *problem + "\n", {}});
     return;
   }
+  // Public paths (/healthz) take neither a credential check nor a slot: a liveness probe must
+  // answer while scrapes or password guesses occupy the endpoint. Their handlers are cheap.
+  if (public_paths_.contains(request.raw_path)) {
+    send(answer(request));
+    return;
+  }
+  // Before the slot: a client waiting for bcrypt must not hold one of the scrape slots.
+  if (auto refusal = authentication_refusal(request)) {
+    send(*refusal);
+    return;
+  }
   const auto slot = limiter_.try_acquire();
   if (!slot) {
     rejections_->count(RejectionReason::concurrency);
@@ -44,14 +55,27 @@ void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &se
   send(answer(request));
 }
 
+std::optional<HttpResponse> RequestPipeline::authentication_refusal(const HttpRequest &request) {
+  if (!authenticator_)
+    return std::nullopt;
+  switch (authenticator_->decide(request.authorization)) {
+  case AuthDecision::allowed:
+    return std::nullopt;
+  case AuthDecision::busy:
+    rejections_->count(RejectionReason::auth_busy);
+    return HttpResponse{
+        429, kPlainText, "too many password checks at once; try again\n", {{"Retry-After", "1"}}};
+  case AuthDecision::refused:
+    break;
+  }
+  rejections_->count(RejectionReason::unauthorized);
+  // The same answer whether the user, the password or the header was wrong.
+  return HttpResponse{
+      401, kPlainText, "unauthorized\n", {{"WWW-Authenticate", kBasicAuthChallenge}}};
+}
+
 HttpResponse RequestPipeline::answer(const HttpRequest &request) {
   try {
-    if (authenticator_ && !public_paths_.contains(request.raw_path) &&
-        !authenticator_->authorized(request.authorization)) {
-      rejections_->count(RejectionReason::unauthorized);
-      // The same answer whether the user, the password or the header was wrong.
-      return {401, kPlainText, "unauthorized\n", {{"WWW-Authenticate", kBasicAuthChallenge}}};
-    }
     return route(request.method, request.raw_path, routes_, request.query);
   } catch (const std::exception &error) {
     spdlog::error("HTTP {} {} failed: {}", request.method, request.raw_path, error.what());

@@ -37,14 +37,18 @@ public:
                   std::shared_ptr<HttpRejectionCounters> rejections);
 
   // Answers `request` through `send`, which runs while the request still counts against the
-  // concurrency limit (writing to a slow client occupies a worker too). Never throws from a
-  // handler: its exceptions become 500.
+  // concurrency limit (writing to a slow client occupies a worker too). Order: head, path and
+  // body checks; public paths served at once; authentication (401, or 429 while every bcrypt
+  // slot is busy); the concurrency limit (503); the route. Never throws from a handler: its
+  // exceptions become 500.
   void serve(const HttpRequest &request, const ResponseSender &send);
 
   const HttpRoutes &routes() const { return routes_; }
   HttpRejectionCounters &rejections() { return *rejections_; }
 
 private:
+  // The 401 or 429 for a request that may not pass, or nullopt.
+  std::optional<HttpResponse> authentication_refusal(const HttpRequest &request);
   HttpResponse answer(const HttpRequest &request);
 
   HttpRoutes routes_;

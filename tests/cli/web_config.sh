@@ -22,6 +22,7 @@ printf 'web:\n  tls_server_config: {cert_file: a.crt, key_file: a.key}\n' >"$dir
 printf 'web:\n  basic_auth_users:\n    alice: "$apr1$abcdefgh$0123456789abcdefghijkl"\n' >"$dir/md5.yaml"
 printf 'web:\n  basic_auth_users:\n    alice: hunter2-plaintext\n' >"$dir/plain.yaml"
 printf 'web:\n  max_concurrent_requests: 0\n' >"$dir/zero.yaml"
+printf 'web:\n  max_concurrent_requests: 32\n  max_connections: 16\n' >"$dir/few-connections.yaml"
 printf 'web:\n  max_concurrent_requests: 8\n  basic_auth_users:\n    alice: "$2y$05$abcdefghijklmnopqrstuuHNbAKRhpaujgo33bRWs.NLUTJO3lOy2"\n' >"$dir/good.yaml"
 
 expect 2 'tls.yaml:2: web.tls_cert_file: TLS is not supported.*reverse proxy.*deploy/nginx/neutracerd.conf' "$dir/tls.yaml"
@@ -29,6 +30,7 @@ expect 2 'web.tls_server_config: TLS is not supported' "$dir/toolkit-tls.yaml"
 expect 2 "user 'alice': the password hash has the Apache MD5 format, not bcrypt" "$dir/md5.yaml"
 expect 2 "user 'alice': the password hash is not a bcrypt hash" "$dir/plain.yaml"
 expect 2 'web.max_concurrent_requests.*between 1 and 64' "$dir/zero.yaml"
+expect 2 'web.max_connections.*at least web.max_concurrent_requests \+ 8 \(40\)' "$dir/few-connections.yaml"
 expect 0 'valid' "$dir/good.yaml"
 # The plaintext never reaches the output.
 if "$bin" --check-config --config "$dir/plain.yaml" 2>&1 | grep -q hunter2; then

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "held_password_check.h"
 #include "http/base64.h"
 #include "http/basic_authenticator.h"
 #include "http/bcrypt.h"
@@ -152,6 +156,23 @@ TEST(Bcrypt, RefusesUnusableInput) {
   EXPECT_THROW(bcrypt_hash("x", 3), std::runtime_error);
 }
 
+// What libxcrypt (Python's crypt module) wrote for 72 'a's and "-the-first-password" at cost 4:
+// hashes of long passwords exist in the wild (htpasswd makes them without a warning).
+const std::string kLongPasswordHash =
+    "$2b$04$IOce/dXHZ3/16DLqnC8u2OY4twN8zskOvMnAJDUIDhGByp.uIvo16";
+
+TEST(Bcrypt, PasswordsLongerThan72BytesNeverMatch) {
+  const std::string prefix(72, 'a');
+  // bcrypt itself ignores everything after byte 72, so both of these would verify.
+  EXPECT_FALSE(bcrypt_matches(prefix + "-the-first-password", kLongPasswordHash));
+  EXPECT_FALSE(bcrypt_matches(prefix + "-another-password", kLongPasswordHash));
+  EXPECT_THROW(bcrypt_hash(prefix + "b", 4), std::runtime_error);
+  // 72 bytes exactly is still a whole password.
+  const std::string longest = bcrypt_hash(std::string(71, 'a') + "b", 4);
+  EXPECT_TRUE(bcrypt_matches(std::string(71, 'a') + "b", longest));
+  EXPECT_FALSE(bcrypt_matches(std::string(71, 'a') + "c", longest));
+}
+
 // ---- cache of verified headers ---------------------------------------------------------------
 
 TEST(CredentialCache, EvictsTheLeastRecentlyUsed) {
@@ -278,6 +299,14 @@ TEST(BasicAuthenticator, EachUserChecksAgainstTheirOwnHash) {
   EXPECT_FALSE(authenticator.authorized(header_for("Prometheus:correct horse")));
 }
 
+TEST(BasicAuthenticator, APasswordEqualInItsFirst72BytesIsRefused) {
+  BasicAuthenticator authenticator({{"prometheus", kLongPasswordHash}});
+  const std::string prefix(72, 'a');
+  EXPECT_FALSE(authenticator.authorized(header_for("prometheus:" + prefix + "-another-password")));
+  EXPECT_FALSE(
+      authenticator.authorized(header_for("prometheus:" + prefix + "-the-first-password")));
+}
+
 TEST(BasicAuthenticator, RefusesBadConfiguration) {
   using Users = std::map<std::string, std::string>;
   EXPECT_THROW(BasicAuthenticator(Users{}), std::invalid_argument);
@@ -294,14 +323,45 @@ TEST(BasicAuthenticator, ConcurrentChecksAgree) {
   std::vector<std::jthread> threads;
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
-      for (int round = 0; round < 3; ++round)
-        (authenticator.authorized(i % 2 ? good : bad) ? accepted : refused)++;
+      for (int round = 0; round < 3; ++round) {
+        // Busy is "not now", never a verdict: ask again until there is one.
+        AuthDecision decision = AuthDecision::busy;
+        while (decision == AuthDecision::busy)
+          decision = authenticator.decide(i % 2 ? good : bad);
+        (decision == AuthDecision::allowed ? accepted : refused)++;
+      }
     });
   threads.clear();
   EXPECT_EQ(accepted, 12);
   EXPECT_EQ(refused, 12);
-  // Waiting workers find the header cached once one of them verified it.
-  EXPECT_EQ(check.calls, 12 + 1);
+  EXPECT_GE(check.calls, 12 + 1);
+}
+
+TEST(BasicAuthenticator, UncachedChecksBeyondTheBcryptSlotAreBusyAtOnceAndCachedOnesPass) {
+  HeldPasswordCheck check;
+  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function(), 16, 1);
+  const std::string good = header_for("prometheus:correct horse");
+  EXPECT_TRUE(authenticator.authorized(good)); // verified and cached before the flood
+
+  check.set_held(true);
+  std::jthread guesser([&] {
+    EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-1")), AuthDecision::refused);
+  });
+  ASSERT_TRUE(check.wait_inside(2)) << "the guess never reached bcrypt";
+  // The slot is taken: another guess is busy without waiting; the cached header passes.
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-2")), AuthDecision::busy);
+  EXPECT_EQ(authenticator.decide(header_for("grafana:guess")), AuthDecision::busy);
+  EXPECT_EQ(authenticator.decide(good), AuthDecision::allowed);
+  // Absent, malformed and over-72-byte passwords are refused without a slot.
+  EXPECT_EQ(authenticator.decide(std::nullopt), AuthDecision::refused);
+  EXPECT_EQ(authenticator.decide("Basic !!"), AuthDecision::refused);
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:" + std::string(73, 'x'))),
+            AuthDecision::refused);
+  check.set_held(false);
+  guesser.join();
+  EXPECT_EQ(check.inside, 2) << "busy and refused-early checks ran no bcrypt";
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-2")), AuthDecision::refused)
+      << "the slot was given back";
 }
 
 } // namespace

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "held_password_check.h"
 #include "http/basic_auth.h"
 #include "http/bcrypt.h"
 
@@ -146,6 +150,46 @@ TEST_F(PipelineTest, AuthenticationGuardsAllButPublicPaths) {
 
   EXPECT_EQ(serve(*guarded, request("/healthz")).status, 200);
   EXPECT_EQ(rejected(RejectionReason::unauthorized), 4u);
+}
+
+TEST_F(PipelineTest, HealthzNeedsNoSlot) {
+  auto limited = pipeline(1, true);
+  HttpResponse inner{0, "", "", {}};
+  auto good = request("/metrics");
+  good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw
+  // A scrape holds the only slot while /healthz is asked.
+  limited->serve(good, [&](const HttpResponse &) { inner = serve(*limited, request("/healthz")); });
+  EXPECT_EQ(inner.status, 200);
+  EXPECT_EQ(inner.body, "ok\n");
+  EXPECT_EQ(rejected(RejectionReason::concurrency), 0u);
+}
+
+TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheBcryptSlotAre429) {
+  HeldPasswordCheck check;
+  auto authenticator = std::make_unique<BasicAuthenticator>(
+      std::map<std::string, std::string>{{"prometheus", bcrypt_hash("pw", 4)}}, check.function(),
+      16, 1);
+  RequestPipeline limited(routes(), 1, std::move(authenticator), {"/healthz"}, rejections);
+  auto good = request("/metrics");
+  good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw
+  EXPECT_EQ(serve(limited, good).status, 200);       // verified once, then cached
+
+  check.set_held(true);
+  auto guess = request("/metrics");
+  guess.authorization = "Basic cHJvbWV0aGV1czpub3Bl"; // prometheus:nope
+  std::jthread guesser([&] { EXPECT_EQ(serve(limited, guess).status, 401); });
+  ASSERT_TRUE(check.wait_inside(2)) << "the guess never reached bcrypt";
+  // The guess waits in bcrypt without the only scrape slot: the cached scrape is served.
+  EXPECT_EQ(serve(limited, good).status, 200);
+  const auto busy = serve(limited, guess);
+  EXPECT_EQ(busy.status, 429);
+  EXPECT_EQ(busy.headers.at("Retry-After"), "1");
+  EXPECT_EQ(serve(limited, request("/healthz")).status, 200);
+  check.set_held(false);
+  guesser.join();
+  EXPECT_EQ(rejected(RejectionReason::auth_busy), 1u);
+  EXPECT_EQ(rejected(RejectionReason::unauthorized), 1u);
+  EXPECT_EQ(rejected(RejectionReason::concurrency), 0u);
 }
 
 TEST_F(PipelineTest, HandlerExceptionIs500) {

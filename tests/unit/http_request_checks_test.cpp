@@ -92,8 +92,8 @@ TEST(HttpRejectionFamilies, EveryReasonFromZero) {
     reasons.push_back(sample.labels[0].second);
     EXPECT_EQ(sample.value, 0);
   }
-  EXPECT_EQ(reasons,
-            (std::vector<std::string>{"concurrency", "unauthorized", "too_large", "bad_request"}));
+  EXPECT_EQ(reasons, (std::vector<std::string>{"concurrency", "unauthorized", "auth_busy",
+                                               "too_large", "bad_request"}));
 }
 
 TEST(HttpRejectionFamilies, CountsPerReason) {

@@ -3,10 +3,13 @@
 // block a scrape, basic authentication answers 401, and the server keeps serving throughout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,6 +251,35 @@ TEST_F(HostileClientTest, RequestsOverTheLimitGet503AtOnce) {
   RecordProperty("refusal_ms", static_cast<int>(refused_seconds * 1000));
 }
 
+TEST_F(HostileClientTest, NoClientBytesReachTheStatusLineOrHeaders) {
+  // civetweb's own error page began "HTTP/" + the client's version token: with a bare CR after
+  // the path, "Set-Cookie: x" became a header of the answer.
+  const std::regex status_line_format("HTTP/1\\.1 [0-9]{3} [A-Za-z ]+");
+  const std::regex header_format("(Content-Type|Content-Length|Cache-Control|Connection): [ -~]+");
+  for (const std::string &request :
+       {"GET / \rSet-Cookie: x\r\n\r\n"s, "GET / \rSet-Cookie: x\r\nHost: y\r\n\r\n"s,
+        "GET / HTTP/1.1\x85Set-Cookie:x\r\n\r\n"s, "GET / Set-Cookie:x\r\n\r\n"s,
+        "GET / HTTP/1.1\rSet-Cookie: x\r\n\r\n"s, "GET / FOO/1.1\r\n\r\n"s,
+        "GET / HTTP/\rSet-Cookie:x\r\n\r\n"s, "GET /\rSet-Cookie: x HTTP/1.1\r\n\r\n"s,
+        "GET / HTTP/9.9\rSet-Cookie: x\r\n\r\n"s}) {
+    const auto response = http_exchange(port_, request);
+    ASSERT_TRUE(response.has_value()) << request;
+    const std::string head = response->substr(0, response->find("\r\n\r\n"));
+    EXPECT_EQ(head.find("Set-Cookie"), std::string::npos) << head;
+    EXPECT_EQ(head.find("FOO"), std::string::npos) << head;
+    std::size_t at = 0;
+    bool first = true;
+    while (at <= head.size()) {
+      const std::size_t end = std::min(head.find("\r\n", at), head.size());
+      const std::string line = head.substr(at, end - at);
+      EXPECT_TRUE(std::regex_match(line, first ? status_line_format : header_format))
+          << "line [" << line << "] of the answer to [" << request << "]";
+      first = false;
+      at = end + 2;
+    }
+  }
+}
+
 TEST_F(HostileClientTest, ManyMalformedRequestsInARowLeaveTheServerServing) {
   for (int i = 0; i < 50; ++i) {
     EXPECT_EQ(status_of("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"s), 400)
@@ -333,6 +365,48 @@ TEST_F(AuthenticatedServerTest, HealthzNeedsNoCredentials) {
   EXPECT_EQ(status_line(*response), "HTTP/1.1 200 OK");
   EXPECT_EQ(body(*response), "ok\n");
   EXPECT_EQ(unauthorized(), before);
+}
+
+TEST_F(AuthenticatedServerTest, PasswordGuessingFloodLeavesScrapesAndHealthzServed) {
+  ASSERT_EQ(status_code(*http_exchange(port_, with_authorization("/metrics", kGood))), 200);
+  // 16 clients guess passwords as fast as they are answered; each guess costs a bcrypt.
+  std::atomic<bool> stop = false;
+  std::atomic<int> guesses = 0, refused_401 = 0, busy_429 = 0;
+  std::vector<std::jthread> guessers;
+  for (int i = 0; i < 16; ++i)
+    guessers.emplace_back([&] {
+      while (!stop) {
+        const auto response = http_exchange(port_, with_authorization("/metrics", kWrongPassword));
+        const int status = response ? status_code(*response) : 0;
+        if (status == 401)
+          ++refused_401;
+        else if (status == 429)
+          ++busy_429;
+        ++guesses;
+      }
+    });
+  const auto flood_start = Clock::now();
+  while (guesses < 16 && seconds_since(flood_start) < 5)
+    std::this_thread::sleep_for(10ms);
+  std::vector<int> scrapes, probes;
+  double slowest = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = Clock::now();
+    const auto scrape = http_exchange(port_, with_authorization("/metrics", kGood));
+    const auto probe = http_exchange(port_, get("/healthz"));
+    slowest = std::max(slowest, seconds_since(start));
+    scrapes.push_back(scrape ? status_code(*scrape) : 0);
+    probes.push_back(probe ? status_code(*probe) : 0);
+    std::this_thread::sleep_for(50ms);
+  }
+  stop = true;
+  guessers.clear();
+  EXPECT_EQ(scrapes, std::vector<int>(10, 200)) << "a cached scrape was refused during the flood";
+  EXPECT_EQ(probes, std::vector<int>(10, 200)) << "/healthz was refused during the flood";
+  EXPECT_LT(slowest, 1.0) << "a scrape and probe waited behind the guesses";
+  EXPECT_GT(refused_401, 0) << "no guess was ever checked";
+  EXPECT_GT(busy_429, 0) << "the flood never found the bcrypt slot busy";
+  RecordProperty("slowest_scrape_and_probe_ms", static_cast<int>(slowest * 1000));
 }
 
 TEST(HttpServerOptionsTest, BadUsersAreAnHttpErrorBeforeListening) {

@@ -61,6 +61,29 @@ TEST(WebConfig, ConcurrencyLimitIsRangeChecked) {
   EXPECT_NE(validate_config(config)->what.find("between 1 and 64"), std::string::npos);
 }
 
+TEST(WebConfig, MaxConnectionsDefaultsTo256AndIsChecked) {
+  EXPECT_EQ(Config{}.web.max_connections, 256u);
+  EXPECT_EQ(validate_config(Config{}), std::nullopt);
+  EXPECT_EQ(parse_ok("web: {max_connections: 16}").web.max_connections, 16u);
+  EXPECT_EQ(parse_ok("web: {max_connections: 4096}").web.max_connections, 4096u);
+  for (const std::string value : {"0", "15", "4097", "-1", "many"}) {
+    const std::string error = parse_error("web: {max_connections: " + value + "}");
+    EXPECT_NE(error.find("web.max_connections"), std::string::npos) << error;
+  }
+  // Fewer connections than the admitted requests and their spare workers.
+  Config config = parse_ok("web: {max_concurrent_requests: 64, max_connections: 71}");
+  const auto problem = validate_config(config);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->what.find("web.max_connections: invalid value '71': must be at least "
+                               "web.max_concurrent_requests + 8 (72)"),
+            std::string::npos)
+      << problem->what;
+  config.web.max_connections = 72;
+  EXPECT_EQ(validate_config(config), std::nullopt);
+  config.web.max_connections = 5000;
+  EXPECT_NE(validate_config(config)->what.find("web.max_connections"), std::string::npos);
+}
+
 TEST(WebConfig, NonBcryptHashesAreRefusedWithoutEchoingThem) {
   for (const std::string hash : {"$6$saltsalt$abcdefghijklmnop", "$apr1$salt$abc", "hunter2",
                                  "$2y$05$short", "{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="}) {

@@ -1,0 +1,152 @@
+// Every route the daemon serves (daemon_routes), over snapshots built here: no root, no BPF.
+#include "daemon/http_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace neutracer {
+namespace {
+
+using namespace std::chrono_literals;
+
+const ProcessId kTraced{4242, 77};
+
+class DaemonRoutesTest : public ::testing::Test {
+protected:
+  DaemonRoutesTest() { config.scan_interval = 1000ms; }
+
+  // A snapshot as the main loop publishes it after a scan `age` ago.
+  void publish_scan(std::chrono::steady_clock::duration age = 0s) {
+    auto snapshot = std::make_shared<PublishedSnapshot>();
+    MetricFamily up = family("neutracer_test_up", "A test gauge.", MetricType::gauge);
+    up.samples.push_back({{}, 1});
+    snapshot->families.push_back(up);
+    snapshot->kernels_json = "{\"kernels\": \"k\"}\n";
+    snapshot->processes_json = "{\"processes\": [\"p\"]}\n";
+    snapshot->alerts_json = "{\"active\": [\"a\"], \"recent\": []}\n";
+    auto timelines = std::make_shared<std::map<ProcessId, ProcessTimeline>>();
+    (*timelines)[kTraced] = ProcessTimeline{};
+    snapshot->timelines = timelines;
+    snapshot->comms[kTraced] = "trainer";
+    snapshot->published_at = std::chrono::steady_clock::now() - age;
+    snapshot->from_a_scan = true;
+    publisher.publish(snapshot);
+  }
+
+  HttpResponse get(const std::string &path, const std::string &query = "") {
+    return route("GET", path, daemon_routes(publisher, config, rejections), query);
+  }
+
+  MetricsPublisher publisher;
+  Config config;
+  HttpRejectionCounters rejections;
+};
+
+TEST_F(DaemonRoutesTest, IndexLinksEveryPage) {
+  const auto response = get("/");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.content_type, "text/html; charset=utf-8");
+  for (const char *path : {"/metrics", "/api/v1/kernels", "/api/v1/processes", "/api/v1/alerts",
+                           "/memory", "/healthz"})
+    EXPECT_NE(response.body.find("href=\"" + std::string(path) + "\""), std::string::npos) << path;
+}
+
+TEST_F(DaemonRoutesTest, MetricsHoldTheSnapshotTheProcessAndTheRejections) {
+  publish_scan();
+  rejections.count(RejectionReason::auth_busy);
+  const auto response = get("/metrics");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.content_type, kTextContentType);
+  EXPECT_NE(response.body.find("neutracer_test_up 1\n"), std::string::npos) << response.body;
+  EXPECT_NE(response.body.find("process_resident_memory_bytes"), std::string::npos);
+  EXPECT_NE(response.body.find("neutracer_http_requests_rejected_total{reason=\"auth_busy\"} 1\n"),
+            std::string::npos);
+}
+
+TEST_F(DaemonRoutesTest, JsonPagesServeTheSnapshotAsPublished) {
+  publish_scan();
+  EXPECT_EQ(get("/api/v1/kernels").body, "{\"kernels\": \"k\"}\n");
+  EXPECT_EQ(get("/api/v1/processes").body, "{\"processes\": [\"p\"]}\n");
+  EXPECT_EQ(get("/api/v1/alerts").body, "{\"active\": [\"a\"], \"recent\": []}\n");
+  for (const char *path : {"/api/v1/kernels", "/api/v1/processes", "/api/v1/alerts"}) {
+    EXPECT_EQ(get(path).status, 200) << path;
+    EXPECT_EQ(get(path).content_type, "application/json") << path;
+  }
+}
+
+TEST_F(DaemonRoutesTest, PagesBeforeTheFirstScanServeThePlaceholder) {
+  EXPECT_EQ(get("/metrics").status, 200);
+  EXPECT_EQ(get("/api/v1/processes").body, "{\"processes\": []}\n");
+  EXPECT_EQ(get("/memory").status, 200);
+  EXPECT_EQ(get("/memory", "pid=4242").status, 404);
+}
+
+TEST_F(DaemonRoutesTest, MemoryListsProcessesAndServesATracedOne) {
+  publish_scan();
+  const auto index = get("/memory");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_NE(index.body.find("4242"), std::string::npos) << index.body;
+  const auto page = get("/memory", "pid=4242");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("trainer"), std::string::npos);
+  EXPECT_EQ(get("/memory", "x=1&pid=4242").status, 200);
+}
+
+TEST_F(DaemonRoutesTest, MemoryOfAnUntracedPidIs404) {
+  publish_scan();
+  for (const char *pid : {"1", "4243", "2147483647"}) {
+    const auto response = get("/memory", std::string("pid=") + pid);
+    EXPECT_EQ(response.status, 404) << pid;
+    EXPECT_EQ(response.body, std::string("no traced process with pid ") + pid + "\n");
+  }
+}
+
+TEST_F(DaemonRoutesTest, MemoryPidMustBeAPositiveIntThatFits) {
+  publish_scan();
+  for (const char *pid : {"0", "-1", "-4242", "2147483648", "99999999999999999999", "", "abc",
+                          "42x", "+42", " 42", "4242 ", "0x10", "4.2", "%34%32"}) {
+    const auto response = get("/memory", std::string("pid=") + pid);
+    EXPECT_EQ(response.status, 400) << "pid=" << pid;
+    EXPECT_EQ(response.body, "pid must be a positive integer\n") << "pid=" << pid;
+  }
+  EXPECT_EQ(get("/memory", "pid").status, 400) << "a pid without a value";
+}
+
+TEST_F(DaemonRoutesTest, HealthzIs503WhileStarting) {
+  const auto response = get("/healthz");
+  EXPECT_EQ(response.status, 503);
+  EXPECT_EQ(response.body, "starting: first scan running\n");
+}
+
+TEST_F(DaemonRoutesTest, HealthzIsOkAfterAScan) {
+  publish_scan(1s);
+  const auto response = get("/healthz");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.body, "ok\n");
+}
+
+TEST_F(DaemonRoutesTest, HealthzIs503WhenTheLoopStopsPublishing) {
+  // Stale after 3 scan intervals + 5 s: 8 s here.
+  publish_scan(7s);
+  EXPECT_EQ(get("/healthz").status, 200);
+  publish_scan(9s);
+  const auto response = get("/healthz");
+  EXPECT_EQ(response.status, 503);
+  EXPECT_EQ(response.body, "main loop stalled\n");
+}
+
+TEST_F(DaemonRoutesTest, OnlyGetAndHeadAndOnlyKnownPaths) {
+  const auto routes = daemon_routes(publisher, config, rejections);
+  EXPECT_EQ(route("HEAD", "/healthz", routes).status, 503);
+  EXPECT_EQ(route("POST", "/metrics", routes).status, 405);
+  EXPECT_EQ(route("GET", "/metrics/", routes).status, 404);
+  EXPECT_EQ(route("GET", "/api/v1", routes).status, 404);
+}
+
+} // namespace
+} // namespace neutracer
