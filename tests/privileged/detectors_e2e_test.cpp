@@ -88,7 +88,8 @@ TEST_F(DetectorsE2E, SteadyLeakIsFlaggedAndTrainingSawtoothIsNot) {
   // 20 MiB/s kept; the slope of per-second minimums is close to it.
   EXPECT_NEAR(growth, 20.0 * (1 << 20), 8.0 * (1 << 20));
   EXPECT_GT(probability, 0.9);
-  EXPECT_EQ(scrape()[series("neutracer_alerts_total", {{"alert", "memory_leak"}})], 1);
+  // Host-wide: other stand-ins on the host may raise alerts too. Ours are checked per pid below.
+  EXPECT_GE(scrape()[series("neutracer_alerts_total", {{"alert", "memory_leak"}})], 1);
 
   // The journal has exactly one leak entry, for the leaking process, with its fields.
   ASSERT_TRUE(eventually([&] { return !journal_entries(kLeakMessageId, leak.pid).empty(); }, 5s));
@@ -102,9 +103,10 @@ TEST_F(DetectorsE2E, SteadyLeakIsFlaggedAndTrainingSawtoothIsNot) {
   EXPECT_TRUE(journal_entries(kLeakMessageId, sawtooth.pid).empty());
 
   // The JSON views, read while the leak grew, agree.
-  ASSERT_EQ(alerts["active"].size(), 1u) << alerts.dump();
-  EXPECT_EQ(alerts["active"][0]["alert"], "memory_leak");
-  EXPECT_EQ(std::to_string(alerts["active"][0]["pid"].get<int>()), leak.pid);
+  const auto active = alerts_of(alerts["active"], {leak.pid, sawtooth.pid});
+  ASSERT_EQ(active.size(), 1u) << alerts.dump();
+  EXPECT_EQ(active[0]["alert"], "memory_leak");
+  EXPECT_EQ(std::to_string(active[0]["pid"].get<int>()), leak.pid);
   int seen = 0;
   for (const auto &process : processes["processes"]) {
     const auto pid = std::to_string(process["pid"].get<int>());
@@ -128,7 +130,8 @@ TEST_F(DetectorsE2E, SteadyLeakIsFlaggedAndTrainingSawtoothIsNot) {
   EXPECT_EQ(journal_entries(kExitMessageId, leak.pid)[0].at("GPU_BYTES_IN_USE"),
             std::to_string(60ull * 4194304));
   EXPECT_TRUE(journal_entries(kExitMessageId, sawtooth.pid).empty());
-  EXPECT_EQ(scrape()["neutracer_cuda_exits_holding_memory_total"], 1);
+  // Host-wide (other stand-ins may exit holding memory too); ours is the journal entry above.
+  EXPECT_GE(scrape()["neutracer_cuda_exits_holding_memory_total"], 1);
 }
 
 TEST_F(DetectorsE2E, FailedAllocationsAreCountedByCauseAndRetryStormsRaiseFragmentation) {
@@ -155,7 +158,7 @@ TEST_F(DetectorsE2E, FailedAllocationsAreCountedByCauseAndRetryStormsRaiseFragme
       process_value("neutracer_cuda_oom_events_total", fragmented.pid, {{"cause", "capacity"}}), 2);
   EXPECT_EQ(process_value("neutracer_cuda_memory_alloc_retries_total", fragmented.pid), 3);
   EXPECT_EQ(process_value("neutracer_cuda_memory_alloc_retries_total", capacity.pid), 0);
-  EXPECT_EQ(scrape()[series("neutracer_alerts_active", {{"alert", "fragmentation"}})], 1);
+  EXPECT_GE(scrape()[series("neutracer_alerts_active", {{"alert", "fragmentation"}})], 1);
 
   // One OOM entry per process (the cooldown holds back the fragmented process's next two).
   ASSERT_TRUE(
@@ -196,10 +199,11 @@ TEST_F(DetectorsE2E, StuckSyncIsAHangWhileItLastsAndClearsAfter) {
   EXPECT_EQ(entries[0].at("CUDA_API"), "cuCtxSynchronize");
   EXPECT_EQ(entries[0].at("PRIORITY"), "3");
   const auto alerts = api("/api/v1/alerts");
-  EXPECT_TRUE(alerts["active"].empty()) << alerts.dump();
-  ASSERT_FALSE(alerts["recent"].empty());
-  EXPECT_EQ(alerts["recent"].back()["alert"], "hang");
-  EXPECT_EQ(alerts["recent"].back()["fields"]["HANG_REASON"], "call_in_progress");
+  EXPECT_TRUE(alerts_of(alerts["active"], {scenario.pid}).empty()) << alerts.dump();
+  const auto recent = alerts_of(alerts["recent"], {scenario.pid});
+  ASSERT_FALSE(recent.empty()) << alerts.dump();
+  EXPECT_EQ(recent.back()["alert"], "hang");
+  EXPECT_EQ(recent.back()["fields"]["HANG_REASON"], "call_in_progress");
   finish(scenario);
 }
 

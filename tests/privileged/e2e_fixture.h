@@ -2,12 +2,16 @@
 // The fixture of the end-to-end tests: a real daemon on a free port with a 100 ms scan
 // interval, and stand-in scenarios it traces.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -17,6 +21,50 @@
 namespace neutracer::test {
 
 using namespace std::chrono_literals;
+
+// The daemon sees every CUDA process on the host, other tests' and other daemons' stand-ins
+// included: a test judges only what belongs to its own processes and library.
+
+// The entries of an /api/v1/alerts list ("active" or "recent") about `pids`.
+inline nlohmann::json alerts_of(const nlohmann::json &list, const std::set<std::string> &pids) {
+  auto ours = nlohmann::json::array();
+  for (const auto &alert : list)
+    if (alert.contains("pid") && pids.contains(std::to_string(alert["pid"].get<long long>())))
+      ours.push_back(alert);
+  return ours;
+}
+
+inline std::string standin_library() {
+  return std::string(NEUTRACER_BUILD_DIR) + "/tests/standin/libcuda.so.1";
+}
+
+// Whether a process maps this build's stand-in driver (another test's, say): the daemon then
+// rightly keeps its probes.
+inline bool standin_library_mapped() {
+  const auto path = standin_library();
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit))
+      continue;
+    std::ifstream maps(entry.path() / "maps");
+    for (std::string line; std::getline(maps, line);)
+      if (line.ends_with(" " + path))
+        return true;
+  }
+  return false;
+}
+
+// The daemon's log line for detaching from this build's stand-in driver (by device and inode,
+// as the daemon names it).
+inline std::string standin_detach_line() {
+  struct stat file {};
+  const auto path = standin_library();
+  if (::stat(path.c_str(), &file) != 0)
+    return "(cannot stat " + path + ")";
+  return "detaching from library dev=" + std::to_string(file.st_dev) +
+         " inode=" + std::to_string(file.st_ino) + ":";
+}
 namespace fs = std::filesystem;
 
 constexpr const char *kComm = "neutracer-scena"; // the kernel truncates comm to 15 bytes
