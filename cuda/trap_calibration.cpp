@@ -5,6 +5,8 @@
 #include <elf.h>
 #include <link.h>
 
+#include "common/monotonic_clock.h"
+
 namespace neutracer {
 
 #if defined(__x86_64__)
@@ -77,21 +79,14 @@ std::optional<double> trap_cost_ns(std::vector<double> plain_ns, std::vector<dou
 
 namespace {
 
-std::uint64_t now_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(now.tv_nsec);
-}
-
 // Nanoseconds per call of the target, called through a pointer the compiler cannot see through.
 double time_calls(int calls) {
   std::uint64_t (*volatile target)(std::uint64_t) = &neutracer_trap_calibration_target;
   std::uint64_t value = 0;
-  const auto start = now_ns();
+  const auto start = monotonic_ns();
   for (int i = 0; i < calls; ++i)
     value = target(value);
-  const auto elapsed = now_ns() - start;
+  const auto elapsed = monotonic_ns() - start;
   asm volatile("" : : "r"(value));
   return static_cast<double>(elapsed) / calls;
 }

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/monotonic_clock.h"
 #include "common/proc_parsers.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
@@ -23,13 +24,6 @@
 
 namespace neutracer {
 namespace {
-
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 long ticks_per_second() { return std::max(1L, sysconf(_SC_CLK_TCK)); }
 

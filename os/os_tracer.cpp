@@ -20,6 +20,7 @@
 #include "bpf/neutracer_abi.h"
 #include "common/bpf_errors.h"
 #include "common/bpf_skeleton.h"
+#include "common/monotonic_clock.h"
 #include "os/os_proc_parsers.h"
 #include "os_block.skel.h"
 #include "os_net.skel.h"
@@ -128,13 +129,6 @@ std::uint64_t read_pid_max() {
   if (!(in >> pid_max) || pid_max == 0 || pid_max > kLimit)
     return kLimit;
   return pid_max;
-}
-
-std::uint64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now); // bpf_ktime_get_ns's clock
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(now.tv_nsec);
 }
 
 void add(OsCounters &sum, const nt_os_counters &cpu) {
