@@ -1,7 +1,6 @@
 #include "cuda/trap_calibration.h"
 
 #include <algorithm>
-#include <ctime>
 #include <elf.h>
 #include <link.h>
 
