@@ -5,6 +5,7 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 
+#include "http/content_encoding.h"
 #include "http/request_pipeline.h"
 #include "http/request_validation.h"
 #include "http/response_head.h"
@@ -16,7 +17,9 @@ static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
               "request_head_problem assumes civetweb's limit");
 
 void write_response(mg_connection *connection, const std::string &method,
-                    const HttpResponse &response) {
+                    const std::string &accept_encoding, const HttpResponse &plain) {
+  // HEAD too: its head must say what a GET would get.
+  const HttpResponse response = encode_for_client(accept_encoding, plain);
   const std::string head =
       response_head(response.status, response.content_type, response.body.size(), response.headers);
   mg_write(connection, head.data(), head.size());
@@ -38,6 +41,8 @@ HttpRequest request_from(mg_connection *connection) {
   request.has_transfer_encoding = mg_get_header(connection, "Transfer-Encoding") != nullptr;
   if (const char *authorization = mg_get_header(connection, "Authorization"))
     request.authorization = authorization;
+  if (const char *accept_encoding = mg_get_header(connection, "Accept-Encoding"))
+    request.accept_encoding = accept_encoding;
   // About "METHOD PATH?QUERY HTTP/x.y\r\n", then "Name: value\r\n" per header and "\r\n".
   request.head_bytes = request.method.size() + request.raw_path.size() + request.query.size() +
                        std::strlen(info->http_version ? info->http_version : "") + 12;
@@ -53,7 +58,7 @@ int handle_request(mg_connection *connection, void *data) {
   const HttpRequest request = request_from(connection);
   int status = 500;
   pipeline->serve(request, [&](const HttpResponse &response) {
-    write_response(connection, request.method, response);
+    write_response(connection, request.method, request.accept_encoding, response);
     status = response.status;
   });
   return status;

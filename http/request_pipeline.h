@@ -22,6 +22,7 @@ struct HttpRequest {
   long long content_length = -1; // -1: no Content-Length header
   bool has_transfer_encoding = false;
   std::optional<std::string> authorization; // the Authorization header, when present
+  std::string accept_encoding;              // the Accept-Encoding header; empty when absent
   std::size_t head_bytes = 0;               // request line and headers, as civetweb parsed them
   std::size_t header_count = 0;
 };

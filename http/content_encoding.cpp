@@ -1,0 +1,101 @@
+#include "http/content_encoding.h"
+
+#include <cctype>
+#include <stdexcept>
+#include <zlib.h>
+
+namespace neutracer {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// A weight of zero ("q=0", "q=0.000") refuses the coding; anything else, or none, accepts it.
+bool refused_by_weight(std::string_view parameters) {
+  while (!parameters.empty()) {
+    const auto end = parameters.find(';');
+    const auto parameter = trim(parameters.substr(0, end));
+    parameters = end == std::string_view::npos ? std::string_view{} : parameters.substr(end + 1);
+    if (parameter.size() < 2 || std::tolower(static_cast<unsigned char>(parameter[0])) != 'q' ||
+        parameter[1] != '=')
+      continue;
+    const auto value = parameter.substr(2);
+    return !value.empty() && value.find_first_not_of("0.") == std::string_view::npos;
+  }
+  return false;
+}
+
+bool compressible(const std::string &content_type) {
+  return content_type.starts_with("text/") || content_type.starts_with("application/json");
+}
+
+} // namespace
+
+bool accepts_gzip(std::string_view accept_encoding) {
+  bool gzip = false, wildcard = false, gzip_named = false;
+  while (!accept_encoding.empty()) {
+    const auto end = accept_encoding.find(',');
+    const auto item = trim(accept_encoding.substr(0, end));
+    accept_encoding =
+        end == std::string_view::npos ? std::string_view{} : accept_encoding.substr(end + 1);
+    const auto semicolon = item.find(';');
+    const auto coding = trim(item.substr(0, semicolon));
+    const auto parameters =
+        semicolon == std::string_view::npos ? std::string_view{} : item.substr(semicolon + 1);
+    if (equals_ignoring_case(coding, "gzip") || equals_ignoring_case(coding, "x-gzip")) {
+      gzip_named = true;
+      gzip = !refused_by_weight(parameters);
+    } else if (coding == "*") {
+      wildcard = !refused_by_weight(parameters);
+    }
+  }
+  return gzip_named ? gzip : wildcard;
+}
+
+std::string gzip_compress(std::string_view data) {
+  z_stream stream{};
+  // 15 + 16: a gzip header and trailer around the deflate stream.
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK)
+    throw std::runtime_error("gzip: deflateInit2 failed");
+  std::string out(deflateBound(&stream, static_cast<uLong>(data.size())), '\0');
+  stream.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef *>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&stream, Z_FINISH);
+  const auto written = stream.total_out;
+  deflateEnd(&stream);
+  if (status != Z_STREAM_END)
+    throw std::runtime_error("gzip: deflate did not finish");
+  out.resize(written);
+  return out;
+}
+
+HttpResponse encode_for_client(std::string_view accept_encoding, HttpResponse response) {
+  if (response.status != 200 || !compressible(response.content_type))
+    return response;
+  response.headers["Vary"] = "Accept-Encoding";
+  if (response.body.size() < kGzipMinBytes || !accepts_gzip(accept_encoding))
+    return response;
+  response.body = gzip_compress(response.body);
+  response.headers["Content-Encoding"] = "gzip";
+  return response;
+}
+
+} // namespace neutracer

@@ -1,0 +1,25 @@
+#pragma once
+// gzip for the answers that are worth it: Prometheus asks for it on every scrape
+// (Accept-Encoding: gzip), and a scrape of many processes is megabytes of repetitive text.
+#include <string>
+#include <string_view>
+
+#include "http/http_server.h"
+
+namespace neutracer {
+
+// Whether an Accept-Encoding value accepts gzip (RFC 9110: "gzip" or "*" without q=0).
+bool accepts_gzip(std::string_view accept_encoding);
+
+// The gzip stream of `data` (zlib, default compression level).
+std::string gzip_compress(std::string_view data);
+
+// Bodies smaller than this go out as they are: gzip's header and trailer outweigh the gain.
+inline constexpr std::size_t kGzipMinBytes = 1024;
+
+// `response` gzip-encoded when the client accepts it and it is a successful text or JSON
+// answer of at least kGzipMinBytes; as it is otherwise. Either way it says that the
+// representation depends on Accept-Encoding (Vary), so caches keep them apart.
+HttpResponse encode_for_client(std::string_view accept_encoding, HttpResponse response);
+
+} // namespace neutracer
