@@ -70,6 +70,13 @@ std::string_view copy_direction_name(CopyDirection direction) {
   return "default";
 }
 
+std::uint64_t DeviceCounters::gpu_bytes_in_use() const {
+  std::uint64_t total = 0;
+  for (const auto kind : {MemoryKind::device, MemoryKind::managed, MemoryKind::vmm})
+    total += memory[index_of(kind)].used_bytes;
+  return total;
+}
+
 std::uint64_t ProcessState::gpu_bytes_in_use() const {
   std::uint64_t total = 0;
   for (const auto kind : {MemoryKind::device, MemoryKind::managed, MemoryKind::vmm})

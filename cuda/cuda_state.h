@@ -83,6 +83,7 @@ struct Allocation {
 // What one GPU of a process holds and moved.
 struct DeviceCounters {
   std::array<MemoryCounters, kMemoryKinds> memory{};
+  std::uint64_t gpu_bytes_in_use() const; // device, managed and vmm; not host pinned
   std::array<std::uint64_t, kCopyDirections> copy_bytes{};
   std::array<std::uint64_t, kCopyDirections> copies{};
 };

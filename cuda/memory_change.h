@@ -16,4 +16,8 @@ struct MemoryChange {
   std::uint32_t error = 0;      // CUresult of a failed allocation
 };
 
+// CUDA_ERROR_OUT_OF_MEMORY: the only failure that is an out-of-memory. Others (PyTorch probing
+// cuMemCreate handle types gets CUDA_ERROR_NOT_PERMITTED, 800) are API errors, counted as such.
+inline constexpr std::uint32_t kCudaErrorOutOfMemory = 2;
+
 } // namespace neutracer

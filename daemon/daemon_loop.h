@@ -17,6 +17,7 @@
 #include "cuda/memory_timeline.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
+#include "detectors/device_headroom.h"
 #include "exporters/bpf_map_metrics.h"
 #include "exporters/cuda_metrics.h"
 #include "exporters/detector_metrics.h"
@@ -89,7 +90,9 @@ private:
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::optional<NvmlSampler> nvml_;
   std::optional<LaunchScheduler> launches_; // not in exact mode
-  double launch_trap_seconds_ = 0;          // measured cost of a counted launch; 0: unknown
+  double launch_trap_seconds_ = 0;
+  std::map<ProcessId, DeviceHeadroom> headroom_; // GPU free memory per process, last scan //
+                                                 // measured cost of a counted launch; 0: unknown
   void track_launches_early(std::uint32_t tgid);
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML

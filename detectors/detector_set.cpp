@@ -86,7 +86,8 @@ DetectorSet::DetectorSet(DetectorSettings settings) : settings_(settings), gate_
 
 void DetectorSet::scan(const CudaState &state,
                        const std::map<ProcessId, std::vector<MemoryChange>> &changes,
-                       const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns) {
+                       const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns,
+                       const std::map<ProcessId, DeviceHeadroom> &headroom) {
   for (const auto &[id, process] : state.processes()) {
     auto [it, inserted] =
         detectors_.try_emplace(id, Detectors{LeakDetector(settings_.leak),
@@ -96,17 +97,25 @@ void DetectorSet::scan(const CudaState &state,
                                              {}});
     auto &detectors = it->second;
     // Device free memory needs NVML; without it the detectors work from the process alone.
-    const std::optional<std::uint64_t> device_free;
+    const auto room = headroom.find(id);
+    const auto free_at = [&](std::uint64_t process_bytes) -> std::optional<std::uint64_t> {
+      if (room == headroom.end())
+        return std::nullopt;
+      return room->second.free_at(process_bytes);
+    };
     if (const auto found = changes.find(id); found != changes.end()) {
       detectors.leak.observe(found->second);
-      detectors.oom.observe(found->second, device_free);
+      // One at a time: each failure is judged by the free memory when it happened.
+      for (const auto &change : found->second)
+        detectors.oom.observe({&change, 1}, free_at(change.used_after));
     }
 
     auto &findings = findings_[id];
     findings.comm = process.comm;
     findings.container = process.container;
     findings.gpu_bytes_in_use = process.gpu_bytes_in_use();
-    findings.leak = detectors.leak.evaluate(now_ns, findings.gpu_bytes_in_use, device_free);
+    findings.leak = detectors.leak.evaluate(now_ns, findings.gpu_bytes_in_use,
+                                            free_at(findings.gpu_bytes_in_use));
     const auto cpu = cpu_seconds.find(id);
     findings.hang = detectors.hang.evaluate({now_ns, process.longest_call_seconds,
                                              static_cast<int>(process.longest_call_api),

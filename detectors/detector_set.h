@@ -13,6 +13,7 @@
 #include "cuda/cuda_discovery.h"
 #include "cuda/memory_change.h"
 #include "detectors/alert_gate.h"
+#include "detectors/device_headroom.h"
 #include "detectors/hang_detector.h"
 #include "detectors/leak_detector.h"
 #include "detectors/oom_classifier.h"
@@ -76,8 +77,10 @@ public:
 
   // One scan: `changes` are the memory changes since the last scan, `cpu_seconds` the user +
   // system time of each process (absent when /proc could not be read).
+  // `headroom`: each process's GPU free memory as read before `changes` (NVML), where known.
   void scan(const CudaState &state, const std::map<ProcessId, std::vector<MemoryChange>> &changes,
-            const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns);
+            const std::map<ProcessId, double> &cpu_seconds, std::uint64_t now_ns,
+            const std::map<ProcessId, DeviceHeadroom> &headroom = {});
 
   // Drops processes that exited; their owed notifications are suppressed.
   void forget(const std::vector<ProcessId> &exited);

@@ -39,7 +39,8 @@ void OomClassifier::observe(std::span<const MemoryChange> changes,
       on_free(change);
       break;
     case MemoryChangeKind::failed_allocation:
-      on_failure(change, device_free_bytes);
+      if (change.error == kCudaErrorOutOfMemory)
+        on_failure(change, device_free_bytes);
       break;
     }
   }

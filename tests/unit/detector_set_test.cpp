@@ -116,6 +116,22 @@ TEST_F(DetectorSetTest, SteadyLeakNotifiesOnceAndIsActive) {
   EXPECT_GT(std::stod(fields.at("GROWTH_BYTES_PER_SECOND")), 5.0 * kMiB);
 }
 
+TEST_F(DetectorSetTest, DeviceFreeMemoryGivesTheLeakItsTimeUntilFull) {
+  std::uint64_t address = 0x7f0000000000;
+  for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
+    state_.apply(memory_call(NT_API_MEM_ALLOC, t, address, 2 * kMiB));
+    address += 2 * kMiB;
+    // 1000 MiB free when the process held nothing.
+    detectors_.scan(state_, state_.take_memory_changes(), {{kId, 0}}, t + 1,
+                    {{kId, DeviceHeadroom{1000 * kMiB, 0}}});
+  }
+  const auto &leak = detectors_.findings().at(kId).leak;
+  ASSERT_TRUE(leak.suspected);
+  ASSERT_TRUE(leak.seconds_until_full.has_value()) << "device free memory was passed";
+  // 1000 MiB free at the start, 100 MiB of it taken since, growing by about 10 MiB/s.
+  EXPECT_NEAR(*leak.seconds_until_full, 90, 30);
+}
+
 TEST_F(DetectorSetTest, SawtoothStaysSilent) {
   for (std::uint64_t t = 0; t < 20 * kSecond; t += kSecond / 5) {
     state_.apply(memory_call(NT_API_MEM_ALLOC, t, 0x7f0000000000, 64 * kMiB));
@@ -166,6 +182,26 @@ TEST_F(DetectorSetTest, FragmentationOomRaisesTheFragmentationConditionForOneSto
   EXPECT_EQ(detectors_.active().size(), 1u);
   scan(61 * kSecond);
   EXPECT_TRUE(detectors_.active().empty());
+}
+
+TEST_F(DetectorSetTest, AFailureIsJudgedByTheDeviceFreeMemoryWhenItHappened) {
+  // Read at the previous scan: 100 MiB free while the process held nothing. It then took
+  // 80 MiB in one block, and 32 MiB more failed: 20 MiB were left, a capacity OOM.
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 1, 0x100000, 80 * kMiB));
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 2, 0, 32 * kMiB, 2));
+  detectors_.scan(state_, state_.take_memory_changes(), {{kId, 0}}, kSecond,
+                  {{kId, DeviceHeadroom{100 * kMiB, 0}}});
+  const auto &ooms = detectors_.findings().at(kId).ooms;
+  EXPECT_EQ(ooms[static_cast<std::size_t>(OomCause::capacity)], 1u);
+  EXPECT_EQ(ooms[static_cast<std::size_t>(OomCause::fragmentation)], 0u);
+  ASSERT_TRUE(detectors_.findings().at(kId).last_oom);
+  EXPECT_EQ(detectors_.findings().at(kId).last_oom->device_free_bytes, 20 * kMiB);
+
+  // With 1 GiB free the device had room: the driver could not place it (fragmentation).
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 3, 0, 32 * kMiB, 2));
+  detectors_.scan(state_, state_.take_memory_changes(), {{kId, 0}}, 2 * kSecond,
+                  {{kId, DeviceHeadroom{1024 * kMiB, 80 * kMiB}}});
+  EXPECT_EQ(ooms[static_cast<std::size_t>(OomCause::fragmentation)], 1u);
 }
 
 TEST_F(DetectorSetTest, StuckCallIsAHangUntilItReturns) {

@@ -38,8 +38,8 @@ public:
     live_.erase(address);
     changes_.push_back({ns(t), MemoryChangeKind::free, address, bytes, used_, 0});
   }
-  void fail(double t, std::uint64_t bytes) {
-    changes_.push_back({ns(t), MemoryChangeKind::failed_allocation, 0, bytes, used_, kOutOfMemory});
+  void fail(double t, std::uint64_t bytes, std::uint32_t error = kOutOfMemory) {
+    changes_.push_back({ns(t), MemoryChangeKind::failed_allocation, 0, bytes, used_, error});
   }
   void free_unknown(double t, std::uint64_t address) {
     changes_.push_back({ns(t), MemoryChangeKind::free, address, 0, used_, 0});
@@ -80,6 +80,19 @@ TEST(OomClassifier, FullDeviceIsCapacity) {
   EXPECT_EQ(events[0].error, kOutOfMemory);
   EXPECT_EQ(classifier.oom_count(OomCause::capacity), 1u);
   EXPECT_EQ(classifier.oom_count(OomCause::fragmentation), 0u);
+}
+
+TEST(OomClassifier, OnlyOutOfMemoryFailuresAreOoms) {
+  // PyTorch with expandable segments probes cuMemCreate handle types: NOT_PERMITTED (800).
+  Stream stream;
+  stream.fail(1, 2 * kMiB, 800);
+  stream.fail(2, 2 * kMiB, 1); // CUDA_ERROR_INVALID_VALUE
+  OomClassifier classifier;
+  classifier.observe(stream.take(), std::nullopt);
+  EXPECT_TRUE(classifier.take_oom_events().empty());
+  EXPECT_EQ(classifier.oom_count(OomCause::capacity), 0u);
+  EXPECT_EQ(classifier.oom_count(OomCause::fragmentation), 0u);
+  EXPECT_EQ(classifier.retries(), 0u);
 }
 
 TEST(OomClassifier, MemoryHeldInSmallPiecesIsFragmentation) {
