@@ -1,0 +1,18 @@
+#pragma once
+// The daemon's open file limit (RLIMIT_NOFILE), and telling "out of descriptors" from other
+// failures: EMFILE/ENFILE say nothing about the file or process being opened.
+#include <cerrno>
+#include <cstdint>
+
+namespace neutracer {
+
+inline bool is_out_of_descriptors(int error) { return error == EMFILE || error == ENFILE; }
+
+struct OpenFileLimit {
+  std::uint64_t soft = 0; // RLIM_INFINITY when unlimited
+  std::uint64_t hard = 0;
+};
+
+OpenFileLimit open_file_limit();
+
+} // namespace neutracer
