@@ -15,4 +15,8 @@ struct OpenFileLimit {
 
 OpenFileLimit open_file_limit();
 
+// Whether this process cannot open one more file now. For failures whose errno was lost on the
+// way (libbpf's fallback to tracefs uprobes reports the fallback's error, not EMFILE).
+bool out_of_descriptors_now();
+
 } // namespace neutracer

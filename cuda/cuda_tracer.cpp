@@ -141,6 +141,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   if (!offsets.error.empty()) {
     summary.errors = 1;
     summary.first_error = offsets.error;
+    summary.out_of_descriptors = summary.retry = out_of_descriptors_now();
     return summary;
   }
   summary.missing_symbols = offsets.missing.size();
@@ -209,6 +210,8 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       break;
     }
   }
+  if (summary.errors > 0 && !summary.out_of_descriptors)
+    summary.out_of_descriptors = out_of_descriptors_now();
   // The file was opened through one process's root: if that process exited mid-attach, the
   // rest failed. Keep nothing, so the next scan attaches again through a live process. Out of
   // descriptors, keep nothing either: a library half attached would never be attached whole.

@@ -1,11 +1,12 @@
-// ProcFs tells a read that ran out of file descriptors from one of a file or process that is
-// gone, and reads files and lines as it did through iostreams.
+// Running out of file descriptors as common/ sees it: ProcFs tells a read that ran out from one
+// of a file or process that is gone (and reads as it did through iostreams), and a direct check.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/open_file_limit.h"
 #include "common/procfs.h"
 #include "descriptors_exhausted.h"
 #include "temp_proc.h"
@@ -45,6 +46,16 @@ TEST(ProcFsFdLimit, ReadsWholeFilesAndLinesAsBefore) {
   lines.clear();
   ASSERT_TRUE(procfs.for_each_line(7, "big", [&](std::string_view l) { lines.emplace_back(l); }));
   EXPECT_EQ(lines, (std::vector<std::string>{big, "end"}));
+}
+
+TEST(OpenFileLimit, OutOfDescriptorsNowOnlyWhileExhausted) {
+  EXPECT_FALSE(out_of_descriptors_now());
+  {
+    const DescriptorsExhausted exhausted;
+    EXPECT_TRUE(out_of_descriptors_now());
+    EXPECT_EQ(open_file_limit().soft, exhausted.soft_limit());
+  }
+  EXPECT_FALSE(out_of_descriptors_now());
 }
 
 } // namespace
