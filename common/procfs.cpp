@@ -1,20 +1,53 @@
 #include "common/procfs.h"
 
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
+#include <fcntl.h>
 #include <system_error>
+#include <unistd.h>
+
+#include "common/open_file_limit.h"
+#include "common/unique_fd.h"
 
 namespace neutracer {
+namespace {
+
+// read(2) that retries interrupted calls; -1 on error.
+ssize_t read_some(int fd, char *buffer, std::size_t size) {
+  ssize_t got = 0;
+  do
+    got = ::read(fd, buffer, size);
+  while (got < 0 && errno == EINTR);
+  return got;
+}
+
+} // namespace
 
 ProcFs::ProcFs(std::filesystem::path root) : root_(std::move(root)) {}
+
+void ProcFs::note_failure(int error) const {
+  if (is_out_of_descriptors(error))
+    ++fd_limit_failures_;
+}
+
+int ProcFs::open_file(int pid, std::string_view file) const {
+  const auto path = root_ / std::to_string(pid) / file;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    note_failure(errno);
+  return fd;
+}
 
 std::vector<int> ProcFs::list_pids() const {
   std::vector<int> pids;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+  std::filesystem::directory_iterator it(root_, ec);
+  if (ec)
+    note_failure(ec.value());
+  for (std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     int pid = 0;
     const auto [ptr, parse_ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
@@ -26,15 +59,19 @@ std::vector<int> ProcFs::list_pids() const {
 
 std::optional<std::string> ProcFs::read(int pid, std::string_view file,
                                         std::size_t max_bytes) const {
-  std::ifstream in(root_ / std::to_string(pid) / file, std::ios::binary);
-  if (!in)
+  const UniqueFd fd(open_file(pid, file));
+  if (!fd)
     return std::nullopt;
   std::string text;
-  char buffer[4096];
-  while (text.size() < max_bytes && in.read(buffer, sizeof buffer).gcount() > 0)
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-  if (in.bad())
-    return std::nullopt;
+  std::array<char, 4096> buffer{};
+  while (text.size() < max_bytes) {
+    const auto got = read_some(fd.get(), buffer.data(), buffer.size());
+    if (got < 0)
+      return std::nullopt;
+    if (got == 0)
+      break;
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+  }
   if (text.size() > max_bytes)
     text.resize(max_bytes);
   return text;
@@ -42,12 +79,31 @@ std::optional<std::string> ProcFs::read(int pid, std::string_view file,
 
 bool ProcFs::for_each_line(int pid, std::string_view file,
                            const std::function<void(std::string_view)> &line_fn) const {
-  std::ifstream in(root_ / std::to_string(pid) / file);
-  if (!in)
+  const UniqueFd fd(open_file(pid, file));
+  if (!fd)
     return false;
-  std::string line;
-  while (std::getline(in, line))
-    line_fn(line);
+  std::string pending; // the part of a line not yet ended by '\n'
+  std::array<char, 16384> buffer{};
+  for (;;) {
+    const auto got = read_some(fd.get(), buffer.data(), buffer.size());
+    if (got <= 0) // a read error ends the file, as std::getline did
+      break;
+    std::string_view chunk(buffer.data(), static_cast<std::size_t>(got));
+    for (auto newline = chunk.find('\n'); newline != std::string_view::npos;
+         newline = chunk.find('\n')) {
+      if (pending.empty()) {
+        line_fn(chunk.substr(0, newline));
+      } else {
+        pending.append(chunk.substr(0, newline));
+        line_fn(pending);
+        pending.clear();
+      }
+      chunk.remove_prefix(newline + 1);
+    }
+    pending.append(chunk);
+  }
+  if (!pending.empty())
+    line_fn(pending);
   return true;
 }
 

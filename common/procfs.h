@@ -1,5 +1,6 @@
 #pragma once
 // The only code that reads /proc. Tests point it at a fixture tree.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -17,6 +18,9 @@ public:
   const std::filesystem::path &root() const { return root_; }
 
   // Numeric entries of the root; never fails (an unreadable root gives an empty list).
+  // Every read below that fails gives nothing; one that failed because the daemon had no file
+  // descriptor left is also counted in fd_limit_failures(), since it says nothing about the
+  // process.
   std::vector<int> list_pids() const;
 
   // Whole file (bounded by max_bytes); nullopt when the process vanished or hides it.
@@ -37,8 +41,29 @@ public:
   // deleted or replaced on disk. Opening it needs CAP_SYS_ADMIN.
   std::filesystem::path mapped_file_path(int pid, std::uint64_t start, std::uint64_t end) const;
 
+  // Opens that failed with EMFILE or ENFILE since construction; see FdLimitWatch.
+  std::uint64_t fd_limit_failures() const { return fd_limit_failures_.load(); }
+
 private:
+  // Opens `<root>/<pid>/<file>`; -1 on failure, counted when descriptors ran out.
+  int open_file(int pid, std::string_view file) const;
+  void note_failure(int error) const;
+
   std::filesystem::path root_;
+  mutable std::atomic<std::uint64_t> fd_limit_failures_{0};
+};
+
+// Whether the ProcFs reads made while it lives ran out of file descriptors: such a failure means
+// "not read", where any other means the process exited or hides the file.
+class FdLimitWatch {
+public:
+  explicit FdLimitWatch(const ProcFs &procfs)
+      : procfs_(procfs), failures_at_start_(procfs.fd_limit_failures()) {}
+  bool hit() const { return procfs_.fd_limit_failures() != failures_at_start_; }
+
+private:
+  const ProcFs &procfs_;
+  std::uint64_t failures_at_start_;
 };
 
 } // namespace neutracer

@@ -52,6 +52,10 @@ std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
 
 } // namespace
 
+bool DiscoveryResult::unknown(int pid) const {
+  return pids_unlisted || std::binary_search(fd_limited.begin(), fd_limited.end(), pid);
+}
+
 std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid) {
   std::vector<MapsEntry> cuda_maps;
   bool unreadable = false;
@@ -70,12 +74,21 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
   DiscoveryResult result;
   std::map<LibraryId, CudaLibrary> libraries;
   std::set<LibraryId> reached_through_mapping; // libraries whose open path is a map_files entry
+  const FdLimitWatch listing(procfs);
   auto pids = procfs.list_pids();
+  result.pids_unlisted = listing.hit();
   std::sort(pids.begin(), pids.end());
   for (const int pid : pids) {
     std::vector<MapsEntry> cuda_maps;
     bool unreadable = false;
+    const FdLimitWatch reading(procfs);
     auto process = read_cuda_process(procfs, pid, cuda_maps, unreadable);
+    // Any of its files unread for lack of descriptors (a container id lost with its cgroup
+    // file would relabel it too): the process is left as the last scan saw it.
+    if (reading.hit()) {
+      result.fd_limited.push_back(pid);
+      continue;
+    }
     if (unreadable)
       ++result.unreadable;
     if (!process)

@@ -35,6 +35,13 @@ struct DiscoveryResult {
   std::vector<CudaProcess> processes; // sorted by pid
   std::vector<CudaLibrary> libraries; // distinct by (dev, inode)
   std::uint64_t unreadable = 0;       // processes whose maps we could not read (hidepid, vanished)
+  // Processes not read because the daemon ran out of file descriptors (EMFILE/ENFILE): whether
+  // they still run, and what they map, is unknown this scan, which is not an exit. Sorted.
+  std::vector<int> fd_limited;
+  bool pids_unlisted = false; // /proc itself could not be opened for the same reason
+  bool hit_fd_limit() const { return pids_unlisted || !fd_limited.empty(); }
+  // Whether this scan says nothing about `pid` (it read neither its presence nor its absence).
+  bool unknown(int pid) const;
 };
 
 DiscoveryResult discover_cuda_processes(const ProcFs &procfs);

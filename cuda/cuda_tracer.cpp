@@ -12,6 +12,7 @@
 
 #include "common/bpf_errors.h"
 #include "common/bpf_skeleton.h"
+#include "common/open_file_limit.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/elf_symbols.h"
 #include "cuda/trap_calibration.h"
@@ -140,6 +141,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   if (!offsets.error.empty()) {
     summary.errors = 1;
     summary.first_error = offsets.error;
+    summary.out_of_descriptors = summary.retry = out_of_descriptors_now();
     return summary;
   }
   summary.missing_symbols = offsets.missing.size();
@@ -151,6 +153,9 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
         bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(), offset, &options);
     if (!link) {
       const int error = errno;
+      // libbpf falls back to tracefs uprobes when it cannot open the uprobe PMU's type file:
+      // out of descriptors, that fails the same way.
+      summary.out_of_descriptors |= is_out_of_descriptors(error);
       if (summary.errors++ == 0)
         summary.first_error = "attaching " + std::string(bpf_program__name(program)) + " to " +
                               library.path + ": " + errno_text(error) +
@@ -205,9 +210,13 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       break;
     }
   }
+  if (summary.errors > 0 && !summary.out_of_descriptors)
+    summary.out_of_descriptors = out_of_descriptors_now();
   // The file was opened through one process's root: if that process exited mid-attach, the
-  // rest failed. Keep nothing, so the next scan attaches again through a live process.
-  if (summary.errors > 0 && ::access(library.open_path.c_str(), F_OK) != 0) {
+  // rest failed. Keep nothing, so the next scan attaches again through a live process. Out of
+  // descriptors, keep nothing either: a library half attached would never be attached whole.
+  if (summary.errors > 0 &&
+      (summary.out_of_descriptors || ::access(library.open_path.c_str(), F_OK) != 0)) {
     destroy_links(std::move(links));
     summary.probes = 0;
     summary.retry = true;

@@ -22,6 +22,8 @@ struct AttachSummary {
   std::size_t errors = 0;          // attach calls that failed
   std::string first_error;
   bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
+  // The daemon ran out of file descriptors (EMFILE/ENFILE): nothing kept, retry is set too.
+  bool out_of_descriptors = false;
 };
 
 struct TracerStats {

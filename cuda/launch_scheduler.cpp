@@ -58,7 +58,8 @@ void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_
 }
 
 void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes,
-                                       std::uint64_t now_ns) {
+                                       std::uint64_t now_ns,
+                                       const std::function<bool(int)> &unknown) {
   if (next_period_ns_ == 0)
     next_period_ns_ = now_ns + settings_.period_ns;
   std::set<int> present;
@@ -68,7 +69,7 @@ void LaunchScheduler::update_processes(const std::vector<CudaProcess> &processes
   }
   std::vector<int> gone;
   for (const auto &[pid, process] : processes_)
-    if (!present.contains(pid))
+    if (!present.contains(pid) && !(unknown && unknown(pid)))
       gone.push_back(pid);
   for (const int pid : gone)
     forget(pid);

@@ -40,7 +40,10 @@ public:
                   std::function<std::uint64_t()> clock = nullptr);
 
   // After a scan: probes for new processes, none for processes gone. Times: CLOCK_MONOTONIC ns.
-  void update_processes(const std::vector<CudaProcess> &processes, std::uint64_t now_ns);
+  // A process absent from `processes` for which `unknown` is true (the scan could not read it)
+  // keeps its probes.
+  void update_processes(const std::vector<CudaProcess> &processes, std::uint64_t now_ns,
+                        const std::function<bool(int)> &unknown = {});
   // A process seen before its first scan (its first probed call): probes now, so that its
   // first launches are counted too.
   void track(const CudaProcess &process, std::uint64_t now_ns);

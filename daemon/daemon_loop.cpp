@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/monotonic_clock.h"
+#include "common/open_file_limit.h"
 #include "common/proc_parsers.h"
 #include "daemon/device_headroom.h"
 #include "detectors/alert_journal.h"
@@ -84,7 +85,7 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     spdlog::info("GPU {}: {} at {}", gpu.index, gpu.uuid, gpu.pci_bus_id);
 }
 
-void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
+void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery, bool &out_of_descriptors) {
   std::set<LibraryId> in_use;
   for (const auto &process : discovery.processes)
     in_use.insert(process.libraries.begin(), process.libraries.end());
@@ -95,6 +96,9 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
     if (!summary.retry) // not a failure: the process we opened the file through exited
       health_.attach_errors += summary.errors;
     health_.missing_symbols += summary.missing_symbols;
+    out_of_descriptors |= summary.out_of_descriptors;
+    if (summary.out_of_descriptors) // the scan's fd limit error says it
+      continue;
     if (summary.retry)
       spdlog::info("{} vanished while attaching ({}); retrying at the next scan", library.path,
                    summary.first_error);
@@ -106,7 +110,10 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery) {
                    library.path, summary.missing_symbols);
   }
   // Detach from files no process maps any more (a driver upgrade leaves the old inode behind),
-  // after a grace period so that a job restarting its CUDA processes keeps its probes.
+  // after a grace period so that a job restarting its CUDA processes keeps its probes. A scan
+  // that could not read every process cannot tell that no process maps a file.
+  if (discovery.hit_fd_limit())
+    return;
   for (const auto &id : tracer_.attached()) {
     if (in_use.contains(id)) {
       unused_scans_.erase(id);
@@ -201,14 +208,17 @@ void DaemonLoop::track_images() {
 
 void DaemonLoop::scan_once() {
   const auto started = std::chrono::steady_clock::now();
+  const FdLimitWatch scan_reads(procfs_);
   auto discovery = discover_cuda_processes(procfs_);
   // The daemon maps libcuda itself once NVML is loaded: it never traces itself.
   std::erase_if(discovery.processes,
                 [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
   pod_names_.resolve(discovery.processes);
-  attach_new_libraries(discovery);
+  bool attach_out_of_descriptors = false;
+  attach_new_libraries(discovery, attach_out_of_descriptors);
   if (launches_) {
-    launches_->update_processes(discovery.processes, monotonic_ns());
+    launches_->update_processes(discovery.processes, monotonic_ns(),
+                                [&discovery](int pid) { return discovery.unknown(pid); });
     early_misses_.clear();
   }
   // Names and allocations that arrived before now are applied before counts are joined.
@@ -221,8 +231,14 @@ void DaemonLoop::scan_once() {
   forget_replaced_images(launches, inflight);
   state_.set_launch_counts(launches);
   state_.set_inflight_calls(inflight, monotonic_ns());
-  const auto removed = state_.update_processes(discovery, [this](const ProcessId &id) {
-    return process_start_ticks(procfs_, id.pid) == id.start_ticks;
+  // A process this scan could not read, or whose stat it could not open for lack of
+  // descriptors, is alive as far as anyone knows: an exit here would wipe a live one's state.
+  const auto removed = state_.update_processes(discovery, [&](const ProcessId &id) {
+    if (discovery.unknown(id.pid))
+      return true;
+    const FdLimitWatch reading(procfs_);
+    const auto start_ticks = process_start_ticks(procfs_, id.pid);
+    return start_ticks == id.start_ticks || (!start_ticks && reading.hit());
   });
   forget(removed, launches, inflight);
   track_images();
@@ -237,6 +253,9 @@ void DaemonLoop::scan_once() {
   last_tick_ = now;
 
   cuda_processes_ = discovery.processes.size();
+  for (const auto &[id, process] : state_.processes()) // kept, unread: still counted
+    if (process.discovered && discovery.unknown(id.pid))
+      ++cuda_processes_;
   const auto stats = tracer_.stats();
   health_.attached_libraries = tracer_.attached().size();
   health_.attached_probes = tracer_.probe_count();
@@ -246,7 +265,24 @@ void DaemonLoop::scan_once() {
   health_.unreadable_processes = discovery.unreadable;
   health_.scan_duration_seconds = std::chrono::duration<double>(now - started).count();
   ++health_.scans;
+  if (scan_reads.hit() || attach_out_of_descriptors)
+    report_fd_limit(discovery, attach_out_of_descriptors, now);
   publish();
+}
+
+void DaemonLoop::report_fd_limit(const DiscoveryResult &discovery, bool attach_failed,
+                                 std::chrono::steady_clock::time_point now) {
+  ++health_.fd_limit_scans;
+  FdLimitScan scan;
+  scan.unread_processes = discovery.fd_limited.size();
+  scan.pids_unlisted = discovery.pids_unlisted;
+  scan.attach_failed = attach_failed;
+  scan.limit = open_file_limit();
+  scan.traced = {state_.processes().size(), tracer_.attached().size(), tracer_.probe_count(),
+                 tracer_.per_process_launch_probes() && launches_.has_value(),
+                 config_.web.max_connections};
+  if (const auto message = fd_limit_warning_.note(scan, now))
+    spdlog::error("{}", *message);
 }
 
 std::optional<std::vector<std::string>>
@@ -262,10 +298,14 @@ DaemonLoop::visible_gpus_of(const ProcFs &procfs, const std::vector<HostGpu> &ho
 }
 
 void DaemonLoop::read_visible_gpus() {
-  for (const auto &id : state_.processes_without_visible_gpus())
+  for (const auto &id : state_.processes_without_visible_gpus()) {
+    const FdLimitWatch reading(procfs_);
+    auto labels = visible_gpus_of(procfs_, host_gpus_, id);
+    if (!labels && reading.hit()) // not read for lack of descriptors: the next scan reads it
+      continue;
     // Unreadable (exited, hidden): the ordinal stays the label.
-    state_.set_visible_gpus(
-        id, visible_gpus_of(procfs_, host_gpus_, id).value_or(std::vector<std::string>{}));
+    state_.set_visible_gpus(id, std::move(labels).value_or(std::vector<std::string>{}));
+  }
 }
 
 void DaemonLoop::sample_os() {

@@ -15,6 +15,7 @@
 #include "cuda/cuda_tracing.h"
 #include "cuda/launch_scheduler.h"
 #include "cuda/memory_timeline.h"
+#include "daemon/fd_limit_warning.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
 #include "detectors/device_headroom.h"
@@ -48,7 +49,10 @@ public:
   const std::vector<NvmlDevice> &nvml_devices() const;
 
 private:
-  void attach_new_libraries(const DiscoveryResult &discovery);
+  // Sets `out_of_descriptors` when an attach ran out of file descriptors.
+  void attach_new_libraries(const DiscoveryResult &discovery, bool &out_of_descriptors);
+  void report_fd_limit(const DiscoveryResult &discovery, bool attach_failed,
+                       std::chrono::steady_clock::time_point now);
   // Exact mode: the raw in-kernel counts; adaptive and off: the scheduler's scaled totals.
   std::vector<LaunchCount> read_launch_counts();
   // Deletes the in-kernel entries of forgotten processes and drops them from this scan's reads.
@@ -82,6 +86,7 @@ private:
   KubernetesPodNames pod_names_;
   AlertDelivery delivery_;
   DaemonHealth health_;
+  FdLimitWarning fd_limit_warning_;
   std::size_t cuda_processes_ = 0;
   std::chrono::steady_clock::time_point last_tick_{};
   std::map<LibraryId, int> unused_scans_; // attached libraries no process maps, by scans unused

@@ -119,6 +119,13 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
         static_cast<double>(health.unreadable_processes));
+  auto scan_errors = family("neutracer_scan_errors_total",
+                            "Scans left incomplete; fd_limit: out of file descriptors, processes "
+                            "not read were kept as they were.",
+                            MetricType::counter);
+  scan_errors.samples.push_back(
+      {{{"reason", "fd_limit"}}, static_cast<double>(health.fd_limit_scans)});
+  out.push_back(std::move(scan_errors));
   gauge("neutracer_scan_duration_seconds", "Duration of the last /proc scan and map refresh.",
         health.scan_duration_seconds);
   counter("neutracer_scans_total", "/proc scans completed.", static_cast<double>(health.scans));

@@ -21,6 +21,7 @@ struct DaemonHealth {
   std::uint64_t launch_map_full = 0;   // launches not counted: map full
   std::uint64_t inflight_map_full = 0; // call entries not recorded: map full
   std::uint64_t unreadable_processes = 0;
+  std::uint64_t fd_limit_scans = 0; // scans that ran out of file descriptors, since start
   double scan_duration_seconds = 0;
   std::uint64_t scans = 0;
 };

@@ -1,5 +1,6 @@
 #include "common/procfs.h"
 #include "cuda/cuda_discovery.h"
+#include "descriptors_exhausted.h"
 #include "temp_proc.h"
 
 #include <gtest/gtest.h>
@@ -336,6 +337,37 @@ TEST(ProcessStartTicks, LiveSelf) {
   const auto first = process_start_ticks(procfs, ::getpid());
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(process_start_ticks(procfs, ::getpid()), first);
+}
+
+// Out of descriptors (issue 20): a process not read is unknown this scan, not gone.
+TEST(DiscoveryFdLimit, ProcessesNotListedAreUnknownNotGone) {
+  TempProc proc;
+  proc.copy_scenario("shared_library");
+  const ProcFs procfs(proc.root());
+  DiscoveryResult discovery;
+  {
+    const DescriptorsExhausted exhausted;
+    discovery = discover_cuda_processes(procfs);
+  }
+  EXPECT_TRUE(discovery.processes.empty());
+  EXPECT_TRUE(discovery.pids_unlisted);
+  EXPECT_TRUE(discovery.hit_fd_limit());
+  EXPECT_TRUE(discovery.unknown(100));
+  EXPECT_EQ(discovery.unreadable, 0u) << "out of descriptors is not unreadable (hidden, gone)";
+
+  const auto complete = discover_cuda_processes(procfs);
+  EXPECT_FALSE(complete.hit_fd_limit());
+  EXPECT_FALSE(complete.unknown(100));
+  EXPECT_EQ(complete.processes.size(), 2u);
+}
+
+TEST(DiscoveryFdLimit, UnknownIsPerProcess) {
+  DiscoveryResult discovery;
+  discovery.fd_limited = {100, 300};
+  EXPECT_TRUE(discovery.unknown(100));
+  EXPECT_TRUE(discovery.unknown(300));
+  EXPECT_FALSE(discovery.unknown(200));
+  EXPECT_TRUE(discovery.hit_fd_limit());
 }
 
 } // namespace

@@ -135,6 +135,7 @@ DaemonHealth deterministic_health() {
   health.launch_map_full = 5;
   health.inflight_map_full = 6;
   health.unreadable_processes = 9;
+  health.fd_limit_scans = 2;
   health.scan_duration_seconds = 0.0625;
   health.scans = 42;
   return health;

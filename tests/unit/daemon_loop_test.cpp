@@ -8,13 +8,18 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sstream>
 #include <sys/sysmacros.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
+#include "call_event.h"
 #include "daemon/signals.h"
+#include "descriptors_exhausted.h"
 #include "temp_proc.h"
 
 namespace neutracer {
@@ -38,7 +43,10 @@ public:
   bool per_process_launch_probes() const override { return per_process; }
   std::optional<double> measure_launch_trap_ns() override { return std::nullopt; }
   void poll(std::chrono::milliseconds,
-            const std::function<void(std::span<const std::byte>)> &) override {}
+            const std::function<void(std::span<const std::byte>)> &sink) override {
+    for (const auto &event : std::exchange(events, {}))
+      sink(std::as_bytes(std::span(&event, 1)));
+  }
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
@@ -59,6 +67,7 @@ public:
   bool per_process = false;
   int attach_calls = 0;
   std::vector<LaunchCount> launches;
+  std::vector<nt_call_event> events; // delivered at the next poll
   std::map<int, std::vector<LibraryId>> launch_probes;
   std::map<std::uint32_t, bool> gates;
 
@@ -177,6 +186,69 @@ TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {
   EXPECT_TRUE(tracing_.launch_probes.empty());
   EXPECT_EQ(
       sample(*publisher_.latest(), "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+}
+
+// Issue 20: out of descriptors, every /proc open failed and the scan took the live processes
+// for exited ones (false "exited holding" lines, state wiped, probes detached).
+TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
+  tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000})};
+  tracing_.per_process = true;
+  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
+  ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_memory_used_bytes",
+                   {{"pid", "100"}, {"kind", "device"}}),
+            1 << 20);
+
+  std::ostringstream log;
+  const auto previous_logger = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "fd_limit_test", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  rlim_t soft = 0, hard = 0;
+  {
+    const DescriptorsExhausted exhausted;
+    soft = exhausted.soft_limit();
+    hard = exhausted.hard_limit();
+    // More scans than a library may stay unused before it is detached.
+    for (int scan = 0; scan < 12; ++scan)
+      loop.scan_once();
+  }
+  spdlog::set_default_logger(previous_logger);
+
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_processes", {}), 2);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_kernel_launches_total",
+                   {{"pid", "100"}, {"comm", "python3"}, {"kernel", "[unresolved]"}}),
+            42);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_sampling_ratio", {{"pid", "200"}}), 1);
+  EXPECT_EQ(sample(*snapshot, "neutracer_scan_errors_total", {{"reason", "fd_limit"}}), 12);
+  EXPECT_EQ(
+      sample(*snapshot, "neutracer_cuda_memory_used_bytes", {{"pid", "100"}, {"kind", "device"}}),
+      1 << 20);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_exits_holding_memory_total", {}), 0);
+  EXPECT_TRUE(tracing_.is_attached(kLibrary)) << "detached a library that is still mapped";
+  EXPECT_TRUE(tracing_.launch_probes.contains(100) && tracing_.launch_probes.contains(200));
+  const auto text = log.str();
+  const std::string limit =
+      "RLIMIT_NOFILE soft " + std::to_string(soft) + ", hard " +
+      (hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(hard));
+  EXPECT_NE(text.find(limit), std::string::npos) << text;
+  EXPECT_NE(text.find("LimitNOFILE"), std::string::npos) << text;
+  EXPECT_EQ(text.find("exited holding"), std::string::npos) << text;
+  // One error for twelve scans: rate-limited.
+  std::size_t errors = 0;
+  for (auto at = text.find("out of file descriptors"); at != std::string::npos;
+       at = text.find("out of file descriptors", at + 1))
+    ++errors;
+  EXPECT_EQ(errors, 1u) << text;
+
+  // Descriptors back: the next scan is complete and counts nothing new.
+  loop.scan_once();
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_scan_errors_total", {{"reason", "fd_limit"}}),
+            12);
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
 }
 
 } // namespace

@@ -251,6 +251,15 @@ TEST(LaunchScheduler, AReusedPidGetsNewProbes) {
   EXPECT_TRUE(probes.attached.contains(10));
 }
 
+TEST(LaunchScheduler, AProcessTheScanCouldNotReadKeepsItsProbes) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.01}, probes);
+  scheduler.update_processes({process(10, "a"), process(11, "b")}, 0);
+  ASSERT_EQ(probes.attached, (std::set<int>{10, 11}));
+  scheduler.update_processes({}, 1, [](int pid) { return pid == 10; });
+  EXPECT_EQ(probes.attached, std::set<int>{10}) << "11 was read and is gone; 10 is unknown";
+}
+
 TEST(LaunchCountingMode, NamesRoundTrip) {
   for (const auto mode : {LaunchCounting::exact, LaunchCounting::adaptive, LaunchCounting::off})
     EXPECT_EQ(parse_launch_counting(launch_counting_name(mode)), mode);

@@ -1,0 +1,56 @@
+#include "daemon/fd_limit_warning.h"
+
+#include <sys/resource.h>
+
+namespace neutracer {
+namespace {
+
+std::string limit_text(std::uint64_t value) {
+  return value == RLIM_INFINITY ? std::string("unlimited") : std::to_string(value);
+}
+
+} // namespace
+
+std::string fd_limit_message(const FdLimitScan &scan) {
+  std::string what;
+  if (scan.pids_unlisted)
+    what = "/proc could not be listed: every traced process is kept as it was";
+  else if (scan.unread_processes > 0)
+    what = std::to_string(scan.unread_processes) +
+           " processes could not be read and are kept as they were (not reported as exited)";
+  else if (!scan.attach_failed)
+    what = "some files of traced processes could not be read";
+  if (scan.attach_failed)
+    what += std::string(what.empty() ? "" : "; ") +
+            "driver probes could not be attached (retried at the next scan)";
+  const auto &t = scan.traced;
+  const auto per_process =
+      kDescriptorsPerProcess + (t.per_process_launch_probes ? kLaunchLinksPerProcessAndLibrary : 0);
+  return "out of file descriptors (RLIMIT_NOFILE soft " + limit_text(scan.limit.soft) + ", hard " +
+         limit_text(scan.limit.hard) + "): " + what + ". Tracing " + std::to_string(t.processes) +
+         " processes on " + std::to_string(t.libraries) + " driver files needs about " +
+         std::to_string(descriptors_needed(t)) + " = " + std::to_string(kFixedDescriptors) +
+         " + web.max_connections " + std::to_string(t.max_connections) + " + " +
+         std::to_string(kHttpDescriptorsBeyondConnections) + " + " +
+         std::to_string(kDescriptorsPerProbe) + " x " + std::to_string(t.system_wide_probes) +
+         " probes" + (t.per_process_launch_probes ? " + " + std::to_string(t.libraries) : "") +
+         " + " + std::to_string(per_process) + " per process, and more for processes not read: " +
+         "raise LimitNOFILE (README, \"Open file limit\")";
+}
+
+std::optional<std::string> FdLimitWarning::note(const FdLimitScan &scan,
+                                                std::chrono::steady_clock::time_point now) {
+  if (last_ && now - *last_ < interval_) {
+    ++unlogged_scans_;
+    return std::nullopt;
+  }
+  auto message = fd_limit_message(scan);
+  if (unlogged_scans_ > 0)
+    message += " (" + std::to_string(unlogged_scans_ + 1) + " scans hit the limit since the last " +
+               "message)";
+  last_ = now;
+  unlogged_scans_ = 0;
+  return message;
+}
+
+} // namespace neutracer
