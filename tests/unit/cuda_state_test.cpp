@@ -790,6 +790,22 @@ TEST(CudaStateNameBounds, AFloodKeepsTheBoundAndCountsEveryLaunch) {
   EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names.size(), 8u); // k2..k9
 }
 
+TEST(CudaStateNameBounds, UnnamedAndOverflowLaunchesAddUpInOther) {
+  // Labels sorting before '[' (upper case) reach [other] before the unnamed launches do: both
+  // must be summed, not the later replacing the earlier.
+  CudaState state(name_bounds(/*names_per_process=*/3, 1 << 20, /*max_kernels=*/1));
+  for (int i = 0; i < 4; ++i)
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "K" + std::to_string(i)));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0x10, 100),
+                           launch(NT_API_LAUNCH_KERNEL, 0x11, 7),
+                           launch(NT_API_LAUNCH_KERNEL, 0x12, 5),
+                           launch(NT_API_LAUNCH_KERNEL, 0x13, 3)}); // 0x13's name was dropped
+  EXPECT_EQ(labels(state), (std::set<std::string>{"K0", kOtherKernels}));
+  EXPECT_EQ(launches_of(state, kOtherKernels), 7u + 5u + 3u);
+  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
+            (std::set<std::string>{"K1", "K2"}));
+}
+
 TEST(CudaStateNameBounds, NeverFewerNamesThanSeries) {
   CudaState state(name_bounds(/*names_per_process=*/2, 1 << 20, /*max_kernels=*/5));
   for (int i = 0; i < 8; ++i)
