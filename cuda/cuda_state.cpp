@@ -184,7 +184,7 @@ void CudaState::apply(const nt_call_event &event) {
   else if (api == NT_API_KERNEL_GET_FUNCTION) {
     // PyTorch asks next to its launches: only a new link changes the series.
     if (state.kernel_names.kernel_of(event.out[0]) != event.args[1]) {
-      state.kernel_names.link(event.out[0], event.args[1], max_kernel_names());
+      state.kernel_names.link(event.out[0], event.args[1], max_kernel_names(), name_budget_);
       state.kernels_stale = true;
     }
   } else if (const auto device = context_device(api, event.args); device && event.out[0] != 0) {

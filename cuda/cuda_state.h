@@ -163,7 +163,7 @@ struct ExitedProcess {
 };
 
 // Kernel names kept: per process at least this many (and never fewer than
-// max_kernels_per_process), and this many bytes of name text over all processes.
+// max_kernels_per_process), and this many bytes (text and entries) over all processes.
 inline constexpr std::size_t kDefaultKernelNamesPerProcess = 1024;
 inline constexpr std::size_t kDefaultKernelNameBytes = std::size_t{8} << 20;
 
@@ -226,7 +226,7 @@ public:
 
   // Kernel names and links not kept, over every process seen (exited ones included).
   std::uint64_t kernel_names_dropped() const;
-  // Bytes of kernel name text held now, over every process, and the most it may hold.
+  // Bytes kept names and links take now (text and entries), and the most they may take.
   std::size_t kernel_name_bytes() const { return name_budget_.used_bytes(); }
   std::size_t kernel_name_max_bytes() const { return name_budget_.max_bytes(); }
   // Changes whenever what /api/v1/kernels shows may have changed (processes, their names and

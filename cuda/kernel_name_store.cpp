@@ -37,7 +37,8 @@ std::string bounded_name(std::string text, std::size_t max_bytes) {
 void KernelNameStore::add(std::uint64_t handle, std::string_view mangled, std::size_t max_names,
                           KernelNameBudget &budget) {
   if (const auto old = names_.find(handle); old != names_.end()) {
-    const std::size_t old_bytes = old->second.short_name.size() + old->second.full_name.size();
+    const std::size_t old_bytes =
+        old->second.short_name.size() + old->second.full_name.size() + kKernelNameEntryBytes;
     budget.give_back(old_bytes);
     bytes_ -= old_bytes;
     names_.erase(old);
@@ -49,7 +50,7 @@ void KernelNameStore::add(std::uint64_t handle, std::string_view mangled, std::s
   auto full = bounded_name(demangle(mangled), kMaxKernelFullNameBytes);
   auto label = short_kernel_name(mangled);
   label = bounded_name(label.empty() ? full : std::move(label), kMaxKernelLabelBytes);
-  const std::size_t cost = label.size() + full.size();
+  const std::size_t cost = label.size() + full.size() + kKernelNameEntryBytes;
   if (!budget.take(cost)) {
     ++dropped_;
     return;
@@ -58,15 +59,17 @@ void KernelNameStore::add(std::uint64_t handle, std::string_view mangled, std::s
   names_.emplace(handle, KernelName{std::move(label), std::move(full)});
 }
 
-void KernelNameStore::link(std::uint64_t function, std::uint64_t kernel, std::size_t max_links) {
+void KernelNameStore::link(std::uint64_t function, std::uint64_t kernel, std::size_t max_links,
+                           KernelNameBudget &budget) {
   if (const auto it = function_to_kernel_.find(function); it != function_to_kernel_.end()) {
     it->second = kernel;
     return;
   }
-  if (function_to_kernel_.size() >= max_links) {
+  if (function_to_kernel_.size() >= max_links || !budget.take(kKernelLinkEntryBytes)) {
     ++dropped_;
     return;
   }
+  bytes_ += kKernelLinkEntryBytes;
   function_to_kernel_.emplace(function, kernel);
 }
 

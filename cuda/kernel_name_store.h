@@ -17,7 +17,13 @@ namespace neutracer {
 inline constexpr std::size_t kMaxKernelLabelBytes = 256;
 inline constexpr std::size_t kMaxKernelFullNameBytes = 4096;
 
-// What every process's names together may hold, in bytes of text (labels and full names).
+// What one kept name and one kept link cost besides the name text (hash node, bucket, string
+// headers, allocator overhead), charged to the budget too: many short names must not get
+// around it.
+inline constexpr std::size_t kKernelNameEntryBytes = 128;
+inline constexpr std::size_t kKernelLinkEntryBytes = 48;
+
+// What every process's names and links together may hold: name text plus the entry costs.
 class KernelNameBudget {
 public:
   explicit KernelNameBudget(std::size_t max_bytes) : max_bytes_(max_bytes) {}
@@ -45,8 +51,9 @@ public:
   void add(std::uint64_t handle, std::string_view mangled, std::size_t max_names,
            KernelNameBudget &budget);
   // cuKernelGetFunction: the CUfunction `function` runs the CUkernel `kernel`. At most
-  // `max_links` links are kept; the rest are counted as dropped.
-  void link(std::uint64_t function, std::uint64_t kernel, std::size_t max_links);
+  // `max_links` links are kept, within `budget`; the rest are counted as dropped.
+  void link(std::uint64_t function, std::uint64_t kernel, std::size_t max_links,
+            KernelNameBudget &budget);
 
   // The name of a launch handle (a named handle, or a CUfunction linked to a named CUkernel).
   const KernelName *find(std::uint64_t handle) const;
@@ -55,7 +62,7 @@ public:
 
   std::size_t size() const { return names_.size(); }
   std::size_t links() const { return function_to_kernel_.size(); }
-  std::size_t bytes() const { return bytes_; } // text held, as charged to the budget
+  std::size_t bytes() const { return bytes_; } // as charged to the budget
   // Names and links not kept since the process was first seen.
   std::uint64_t dropped() const { return dropped_; }
 

@@ -35,7 +35,7 @@ std::uint64_t monotonic_ns() {
 
 long ticks_per_second() { return std::max(1L, sysconf(_SC_CLK_TCK)); }
 
-// Kernel name bytes released in one scan (each about as much again in series and the kernels
+// Kernel name bytes released in one scan (about as much again in series and the kernels
 // document) above which freed heap memory is returned to the OS.
 constexpr std::size_t kTrimAfterReleasedNameBytes = std::size_t{1} << 20;
 

@@ -16,11 +16,12 @@ std::vector<MetricFamily> kernel_name_families(const CudaState &state) {
       "name byte budget was full.",
       MetricType::counter, static_cast<double>(state.kernel_names_dropped()));
   one("neutracer_cuda_kernel_name_bytes",
-      "Bytes of kernel name text held now (labels and full names), over every traced process.",
+      "Bytes the kept kernel names and links take now (text plus a fixed cost per entry), "
+      "over every traced process.",
       MetricType::gauge, static_cast<double>(state.kernel_name_bytes()));
   one("neutracer_cuda_kernel_name_budget_bytes",
-      "The most bytes of kernel name text held over every traced process.", MetricType::gauge,
-      static_cast<double>(state.kernel_name_max_bytes()));
+      "The most bytes the kept kernel names and links may take over every traced process.",
+      MetricType::gauge, static_cast<double>(state.kernel_name_max_bytes()));
   return out;
 }
 

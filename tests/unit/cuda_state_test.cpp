@@ -814,22 +814,24 @@ TEST(CudaStateNameBounds, NeverFewerNamesThanSeries) {
 }
 
 TEST(CudaStateNameBounds, TotalBytesAreSharedAndGivenBackAtExit) {
-  CudaState state(name_bounds(/*names_per_process=*/100, /*bytes=*/40));
+  // "n0".."n9": 2 + 2 bytes of text and an entry each; room for ten.
+  constexpr std::size_t kName = 4 + kKernelNameEntryBytes;
+  CudaState state(name_bounds(/*names_per_process=*/100, /*bytes=*/10 * kName));
   const ProcessId other{99, 12};
-  for (int i = 0; i < 4; ++i) { // "n0".."n3": 2 + 2 bytes each
+  for (int i = 0; i < 4; ++i) {
     state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "n" + std::to_string(i)));
     state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "n" + std::to_string(i), 0,
                            static_cast<std::uint32_t>(other.pid), other.start_ticks));
   }
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x20, "n9", 0,
                          static_cast<std::uint32_t>(other.pid), other.start_ticks));
-  EXPECT_EQ(state.kernel_name_bytes(), 36u);
-  EXPECT_EQ(state.kernel_name_max_bytes(), 40u);
+  EXPECT_EQ(state.kernel_name_bytes(), 9 * kName);
+  EXPECT_EQ(state.kernel_name_max_bytes(), 10 * kName);
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x21, "n8", 0,
                          static_cast<std::uint32_t>(other.pid), other.start_ticks));
-  EXPECT_EQ(state.kernel_name_bytes(), 40u);                       // exactly full
+  EXPECT_EQ(state.kernel_name_bytes(), 10 * kName);                // exactly full
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x22, "n7")); // kProc has room, the daemon not
-  EXPECT_EQ(state.kernel_name_bytes(), 40u);
+  EXPECT_EQ(state.kernel_name_bytes(), 10 * kName);
   EXPECT_EQ(state.kernel_names_dropped(), 1u);
   EXPECT_EQ(state_of(state).kernel_names.dropped(), 1u);
 
@@ -839,10 +841,10 @@ TEST(CudaStateNameBounds, TotalBytesAreSharedAndGivenBackAtExit) {
   discovery.processes.push_back({kProc, "app", "/bin/app", {}, {}});
   state.update_processes(discovery, [](const ProcessId &) { return false; });
   EXPECT_FALSE(state.processes().contains(other));
-  EXPECT_EQ(state.kernel_name_bytes(), 16u);
+  EXPECT_EQ(state.kernel_name_bytes(), 4 * kName);
   EXPECT_EQ(state.kernel_names_dropped(), dropped);
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x22, "n7")); // room again
-  EXPECT_EQ(state.kernel_name_bytes(), 20u);
+  EXPECT_EQ(state.kernel_name_bytes(), 5 * kName);
   // An exec replaces the image: the new one starts with no names either.
   state.forget_images({kProc});
   EXPECT_EQ(state.kernel_name_bytes(), 0u);

@@ -35,7 +35,8 @@ TEST(KernelNameMetrics, DroppedHeldAndBudget) {
   EXPECT_EQ(test::family(families, "neutracer_cuda_kernel_names_dropped_total").type,
             MetricType::counter);
   EXPECT_EQ(value("neutracer_cuda_kernel_names_dropped_total"), 1);
-  EXPECT_EQ(value("neutracer_cuda_kernel_name_bytes"), 20); // two names, label and full each
+  // Two names: label and full name each, and their entries.
+  EXPECT_EQ(value("neutracer_cuda_kernel_name_bytes"), 20 + 2 * kKernelNameEntryBytes);
   EXPECT_EQ(value("neutracer_cuda_kernel_name_budget_bytes"), 1000);
 }
 

@@ -20,15 +20,17 @@ TEST(KernelNameStore, NamesHandlesAndFollowsFunctionLinks) {
   KernelNameBudget budget(kPlenty);
   KernelNameStore store;
   store.add(0xc1, "_Z6kernelIiEvPT_", 10, budget);
-  store.link(0xf1, 0xc1, 10);
+  store.link(0xf1, 0xc1, 10, budget);
   ASSERT_NE(store.find(0xc1), nullptr);
   EXPECT_EQ(store.find(0xc1)->short_name, "kernel");
   EXPECT_EQ(store.find(0xc1)->full_name, "void kernel<int>(int*)");
   EXPECT_EQ(store.find(0xf1), store.find(0xc1));
   EXPECT_EQ(store.find(0x999), nullptr);
   EXPECT_EQ(store.kernel_of(0xf1), 0xc1u);
-  EXPECT_EQ(store.bytes(),
-            std::string("kernel").size() + std::string("void kernel<int>(int*)").size());
+  // Text, plus what a kept name and a kept link cost besides it.
+  EXPECT_EQ(store.bytes(), std::string("kernel").size() +
+                               std::string("void kernel<int>(int*)").size() +
+                               kKernelNameEntryBytes + kKernelLinkEntryBytes);
   EXPECT_EQ(budget.used_bytes(), store.bytes());
   EXPECT_EQ(store.dropped(), 0u);
 }
@@ -42,7 +44,7 @@ TEST(KernelNameStore, KeepsAtMostMaxNamesAndCountsTheRest) {
   EXPECT_EQ(store.dropped(), 70u);
   EXPECT_NE(store.find(0x1000 + 29), nullptr); // first come, first kept
   EXPECT_EQ(store.find(0x1000 + 30), nullptr);
-  EXPECT_EQ(budget.used_bytes(), 30u * 2 * 20);
+  EXPECT_EQ(budget.used_bytes(), 30u * (2 * 20 + kKernelNameEntryBytes));
 }
 
 TEST(KernelNameStore, RenamingAHandleReplacesItsNameEvenWhenFull) {
@@ -53,11 +55,12 @@ TEST(KernelNameStore, RenamingAHandleReplacesItsNameEvenWhenFull) {
   EXPECT_EQ(store.size(), 1u);
   EXPECT_EQ(store.find(0xa)->short_name, "bravo");
   EXPECT_EQ(store.dropped(), 0u);
-  EXPECT_EQ(budget.used_bytes(), 10u);
+  EXPECT_EQ(budget.used_bytes(), 10u + kKernelNameEntryBytes);
 }
 
 TEST(KernelNameStore, SharedBudgetBoundsAllProcessesTogether) {
-  KernelNameBudget budget(1000); // room for 10 names of 2 x 50 bytes
+  constexpr std::size_t kName = 2 * 50 + kKernelNameEntryBytes;
+  KernelNameBudget budget(10 * kName); // room for 10 names
   KernelNameStore first, second;
   for (int i = 0; i < 8; ++i)
     first.add(0x100 + i, name_of(i, 50), 1000, budget);
@@ -66,13 +69,13 @@ TEST(KernelNameStore, SharedBudgetBoundsAllProcessesTogether) {
   EXPECT_EQ(first.size(), 8u);
   EXPECT_EQ(second.size(), 2u);
   EXPECT_EQ(second.dropped(), 6u);
-  EXPECT_EQ(budget.used_bytes(), 1000u);
+  EXPECT_EQ(budget.used_bytes(), 10 * kName);
 
   // A process that goes gives its share back to the others.
   first.clear(budget);
   EXPECT_EQ(first.size(), 0u);
   EXPECT_EQ(first.bytes(), 0u);
-  EXPECT_EQ(budget.used_bytes(), 200u);
+  EXPECT_EQ(budget.used_bytes(), 2 * kName);
   second.add(0x200, name_of(99, 50), 1000, budget);
   EXPECT_NE(second.find(0x200), nullptr);
   second.clear(budget);
@@ -90,7 +93,7 @@ TEST(KernelNameStore, LongNamesAreCutToTheirBounds) {
   EXPECT_TRUE(name->short_name.ends_with("..."));
   EXPECT_TRUE(name->short_name.starts_with("k1_nnn"));
   EXPECT_EQ(name->full_name, plain); // 3000 bytes fit the full-name bound
-  EXPECT_EQ(store.bytes(), kMaxKernelLabelBytes + plain.size());
+  EXPECT_EQ(store.bytes(), kMaxKernelLabelBytes + plain.size() + kKernelNameEntryBytes);
 
   // Demangling can make a name longer than what the probe copied: the full name is cut too.
   // 300 back-references to std::allocator<int>: 925 mangled bytes, 6388 demangled.
@@ -107,15 +110,30 @@ TEST(KernelNameStore, LongNamesAreCutToTheirBounds) {
   EXPECT_EQ(store.find(0xb)->short_name, "f");
 }
 
-TEST(KernelNameStore, LinksAreBoundedAndCountedAsDropped) {
+TEST(KernelNameStore, LinksAreBoundedChargedAndCountedAsDropped) {
+  KernelNameBudget budget(kPlenty);
   KernelNameStore store;
   for (std::uint64_t f = 1; f <= 5; ++f)
-    store.link(f, 0xc0 + f, 3);
+    store.link(f, 0xc0 + f, 3, budget);
   EXPECT_EQ(store.links(), 3u);
   EXPECT_EQ(store.dropped(), 2u);
-  store.link(1, 0xcc, 3); // a known function is relinked, not dropped
+  store.link(1, 0xcc, 3, budget); // a known function is relinked, not dropped
   EXPECT_EQ(store.kernel_of(1), 0xccu);
   EXPECT_EQ(store.dropped(), 2u);
+  EXPECT_EQ(budget.used_bytes(), 3 * kKernelLinkEntryBytes);
+
+  // Short names and links cannot get around the budget: each costs its entry too.
+  KernelNameBudget small(kKernelLinkEntryBytes + kKernelNameEntryBytes + 2);
+  KernelNameStore tiny;
+  tiny.link(1, 2, 100, small);
+  tiny.add(2, "k", 100, small);
+  tiny.add(3, "j", 100, small);
+  tiny.link(4, 3, 100, small);
+  EXPECT_EQ(tiny.size(), 1u);
+  EXPECT_EQ(tiny.links(), 1u);
+  EXPECT_EQ(tiny.dropped(), 2u);
+  tiny.clear(small);
+  EXPECT_EQ(small.used_bytes(), 0u);
 }
 
 TEST(BoundedName, CutsOnlyLongNamesAndNeverInsideAUtf8Sequence) {
