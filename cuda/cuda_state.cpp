@@ -4,8 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "cuda/kernel_names.h"
-
 namespace neutracer {
 namespace {
 
@@ -114,7 +112,23 @@ std::string ProcessState::gpu_label(int device) const {
   return std::to_string(device);
 }
 
-CudaState::CudaState(Settings settings) : settings_(settings) {}
+CudaState::CudaState(Settings settings)
+    : settings_(std::move(settings)), name_budget_(settings_.max_kernel_name_bytes) {}
+
+std::uint64_t CudaState::kernel_names_dropped() const {
+  std::uint64_t total = exited_names_dropped_;
+  for (const auto &[id, state] : processes_)
+    total += state.kernel_names.dropped();
+  return total;
+}
+
+std::map<ProcessId, ProcessState>::iterator
+CudaState::forget(std::map<ProcessId, ProcessState>::iterator it) {
+  exited_names_dropped_ += it->second.kernel_names.dropped();
+  it->second.kernel_names.clear(name_budget_);
+  ++kernels_version_;
+  return processes_.erase(it);
+}
 
 ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const {
   // /proc/<pid>/stat reports start_boottime / (NSEC_PER_SEC / USER_HZ).
@@ -126,6 +140,8 @@ ProcessId CudaState::process_id(std::uint32_t tgid, std::uint64_t proc_start_ns)
 ProcessState &CudaState::process(std::uint32_t tgid, std::uint64_t proc_start_ns) {
   const auto id = process_id(tgid, proc_start_ns);
   const auto [it, created] = processes_.try_emplace(id);
+  if (created)
+    ++kernels_version_;
   if (created && settings_.read_visible_gpus)
     if (auto labels = settings_.read_visible_gpus(id)) {
       it->second.visible_gpus = std::move(*labels);
@@ -172,10 +188,21 @@ void CudaState::apply(const nt_call_event &event) {
     apply_free(state, event);
   else if (is_copy_api(api))
     apply_copy(state, event);
-  else if (api == NT_API_KERNEL_GET_FUNCTION)
-    state.function_to_kernel[event.out[0]] = event.args[1];
-  else if (const auto device = context_device(api, event.args); device && event.out[0] != 0)
+  else if (api == NT_API_KERNEL_GET_FUNCTION) {
+    // PyTorch asks next to its launches: only a new link changes the series.
+    if (state.kernel_names.kernel_of(event.out[0]) != event.args[1]) {
+      state.kernel_names.link(event.out[0], event.args[1], max_kernel_names(), name_budget_);
+      state.kernels_stale = true;
+    }
+  } else if (const auto device = context_device(api, event.args); device && event.out[0] != 0) {
     state.context_devices[event.out[0]] = *device;
+    state.kernels_stale = true; // launches may move to another gpu label
+  }
+}
+
+std::size_t CudaState::max_kernel_names() const {
+  return std::max<std::size_t>(settings_.max_kernel_names_per_process,
+                               settings_.max_kernels_per_process);
 }
 
 void CudaState::apply(const NameEvent &event) {
@@ -186,9 +213,8 @@ void CudaState::apply(const NameEvent &event) {
   }
   if (event.handle == 0 || event.name.empty())
     return;
-  auto short_name = short_kernel_name(event.name);
-  state.names[event.handle] = {short_name.empty() ? event.name : std::move(short_name),
-                               demangle(event.name)};
+  state.kernel_names.add(event.handle, event.name, max_kernel_names(), name_budget_);
+  state.kernels_stale = true;
 }
 
 void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event, MemoryKind kind) {
@@ -290,30 +316,32 @@ void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
 }
 
 void CudaState::set_launch_counts(const std::vector<LaunchCount> &counts) {
-  for (auto &[id, state] : processes_)
-    state.launch_totals.clear();
-  for (const auto &count : counts)
-    process(count.tgid, count.proc_start_ns)
-        .launch_totals[{count.api, count.handle, count.context}] = count.count;
-  for (auto &[id, state] : processes_)
+  std::map<ProcessId, std::map<ProcessState::LaunchKey, std::uint64_t>> totals;
+  for (const auto &count : counts) {
+    process(count.tgid, count.proc_start_ns); // a process may first show up here
+    totals[process_id(count.tgid, count.proc_start_ns)][{count.api, count.handle, count.context}] =
+        count.count;
+  }
+  for (auto &[id, state] : processes_) {
+    auto found = totals.find(id);
+    auto fresh = found == totals.end() ? decltype(state.launch_totals){} : std::move(found->second);
+    if (fresh == state.launch_totals && !state.kernels_stale)
+      continue; // an idle process: nothing its series are built from changed
+    state.launch_totals = std::move(fresh);
     rebuild_kernels(state);
+  }
 }
 
-void CudaState::rebuild_kernels(ProcessState &state) const {
+void CudaState::rebuild_kernels(ProcessState &state) {
+  state.kernels_stale = false;
+  // Once names were dropped, an unnamed handle may be one of them: [other], not [unresolved].
+  const char *unnamed = state.kernel_names.dropped() > 0 ? kOtherKernels : kUnresolvedKernel;
   std::map<std::string, KernelSeries> by_label;
   for (const auto &[key, count] : state.launch_totals) {
     const auto &[api, handle, context] = key;
-    const ProcessState::KernelName *name = nullptr;
-    if (api != NT_API_GRAPH_LAUNCH) {
-      if (auto it = state.names.find(handle); it != state.names.end())
-        name = &it->second;
-      else if (auto link = state.function_to_kernel.find(handle);
-               link != state.function_to_kernel.end())
-        if (auto it2 = state.names.find(link->second); it2 != state.names.end())
-          name = &it2->second;
-    }
+    const KernelName *name = api == NT_API_GRAPH_LAUNCH ? nullptr : state.kernel_names.find(handle);
     const std::string label =
-        api == NT_API_GRAPH_LAUNCH ? kGraphLaunch : (name ? name->short_name : kUnresolvedKernel);
+        api == NT_API_GRAPH_LAUNCH ? kGraphLaunch : (name ? name->short_name : unnamed);
     auto &series = by_label[label];
     series.launches += count;
     series.launches_by_device[state.device_of(context)] += count;
@@ -335,17 +363,18 @@ void CudaState::rebuild_kernels(ProcessState &state) const {
   }
   std::map<std::string, KernelSeries> kernels;
   for (auto &[label, series] : by_label) {
-    if (is_pseudo_kernel(label) || state.promoted.contains(label)) {
-      kernels[label] = std::move(series);
-    } else {
-      auto &other = kernels[kOtherKernels];
-      other.launches += series.launches;
-      for (const auto &[device, launches] : series.launches_by_device)
-        other.launches_by_device[device] += launches;
-      other.full_names.insert(series.full_names.begin(), series.full_names.end());
-    }
+    // Merged, not assigned: unnamed launches of a process that dropped names are [other] too.
+    auto &target =
+        kernels[is_pseudo_kernel(label) || state.promoted.contains(label) ? label : kOtherKernels];
+    target.launches += series.launches;
+    for (const auto &[device, launches] : series.launches_by_device)
+      target.launches_by_device[device] += launches;
+    target.full_names.merge(series.full_names);
   }
-  state.kernels = std::move(kernels);
+  if (kernels != state.kernels) {
+    state.kernels = std::move(kernels);
+    ++kernels_version_;
+  }
 }
 
 void CudaState::set_inflight_calls(const std::vector<InflightCall> &calls, std::uint64_t now_ns) {
@@ -389,7 +418,10 @@ CudaState::update_processes(const DiscoveryResult &discovery,
                             const std::function<bool(const ProcessId &)> &is_alive) {
   std::set<ProcessId> seen;
   for (const auto &found : discovery.processes) {
-    auto &state = processes_[found.id];
+    const auto [it, created] = processes_.try_emplace(found.id);
+    auto &state = it->second;
+    if (created || state.comm != found.comm || !(state.container == found.container))
+      ++kernels_version_; // the kernels document shows comm and container
     state.comm = found.comm;
     state.exe = found.exe;
     state.container = found.container;
@@ -401,7 +433,7 @@ CudaState::update_processes(const DiscoveryResult &discovery,
     if (!seen.contains(it->first) && !is_alive(it->first)) {
       removed.push_back(it->first);
       exited_.push_back({it->first, it->second.comm, it->second.gpu_bytes_in_use()});
-      it = processes_.erase(it);
+      it = forget(it);
     } else {
       ++it;
     }
@@ -423,13 +455,14 @@ void CudaState::set_visible_gpus(const ProcessId &id, std::vector<std::string> l
     return;
   it->second.visible_gpus = std::move(labels);
   it->second.visible_gpus_read = true;
+  it->second.kernels_stale = true; // gpu labels of its series
 }
 
 void CudaState::forget_images(const std::vector<ProcessId> &ids) {
   for (const auto &id : ids)
     if (const auto it = processes_.find(id); it != processes_.end()) {
       exited_.push_back({id, it->second.comm, it->second.gpu_bytes_in_use()});
-      processes_.erase(it);
+      forget(it);
     }
 }
 

@@ -14,6 +14,7 @@
 #include "cuda/cuda_api_table.h"
 #include "cuda/cuda_discovery.h"
 #include "cuda/event_decoder.h"
+#include "cuda/kernel_name_store.h"
 #include "cuda/memory_change.h"
 
 namespace neutracer {
@@ -56,6 +57,7 @@ struct KernelSeries {
   std::uint64_t launches = 0;
   std::map<int, std::uint64_t> launches_by_device; // CUdevice ordinal -> launches
   std::set<std::string> full_names; // demangled; empty for the bracketed pseudo-kernels
+  bool operator==(const KernelSeries &) const = default;
 };
 
 struct MemoryCounters {
@@ -94,13 +96,9 @@ struct ProcessState {
   ContainerInfo container;
   bool discovered = false;
 
-  // Kernel naming, joined at read time: handle -> name; CUfunction -> CUkernel.
-  struct KernelName {
-    std::string short_name; // the label
-    std::string full_name;  // demangled
-  };
-  std::unordered_map<std::uint64_t, KernelName> names;
-  std::unordered_map<std::uint64_t, std::uint64_t> function_to_kernel;
+  // Kernel naming, joined at read time: handle -> name; CUfunction -> CUkernel. Bounded;
+  // once a name was dropped, unnamed launches count as [other] (they may be a dropped name).
+  KernelNameStore kernel_names;
   struct LaunchKey {
     nt_api api = NT_API_NONE;
     std::uint64_t handle = 0;
@@ -112,6 +110,9 @@ struct ProcessState {
   // counters never move between series (that would look like a counter reset).
   std::map<std::string, KernelSeries> kernels;
   std::set<std::string> promoted;
+  // Something `kernels` is built from changed since it was built (names, links, devices):
+  // an idle process's series are not rebuilt every scan.
+  bool kernels_stale = true;
 
   std::map<std::uint64_t, Allocation> live;     // device pointers and host pinned pointers
   std::map<std::uint64_t, Allocation> live_vmm; // cuMemCreate handles
@@ -162,6 +163,11 @@ struct ExitedProcess {
   std::uint64_t gpu_bytes_in_use = 0;
 };
 
+// Kernel names kept: per process at least this many (and never fewer than
+// max_kernels_per_process), and this many bytes (text and entries) over all processes.
+inline constexpr std::size_t kDefaultKernelNamesPerProcess = 1024;
+inline constexpr std::size_t kDefaultKernelNameBytes = std::size_t{8} << 20;
+
 // Memory changes kept per process between two scans.
 inline constexpr std::size_t kMaxMemoryChangesPerScan = 1u << 16;
 
@@ -174,6 +180,8 @@ public:
     // Reads a new process's visible GPUs (see ProcessState::visible_gpus) when its first event
     // arrives, before any of its calls is charged to a device; nullopt: not readable now.
     std::function<std::optional<std::vector<std::string>>(const ProcessId &)> read_visible_gpus;
+    std::size_t max_kernel_names_per_process = kDefaultKernelNamesPerProcess;
+    std::size_t max_kernel_name_bytes = kDefaultKernelNameBytes;
   };
 
   explicit CudaState(Settings settings);
@@ -217,18 +225,34 @@ public:
 
   std::uint64_t malformed_events = 0;
 
+  // Kernel names and links not kept, over every process seen (exited ones included).
+  std::uint64_t kernel_names_dropped() const;
+  // Bytes kept names and links take now (text and entries), and the most they may take.
+  std::size_t kernel_name_bytes() const { return name_budget_.used_bytes(); }
+  std::size_t kernel_name_max_bytes() const { return name_budget_.max_bytes(); }
+  // Changes whenever what /api/v1/kernels shows may have changed (processes, their names and
+  // labels, kernel series): the document is rebuilt only then.
+  std::uint64_t kernels_version() const { return kernels_version_; }
+
 private:
   ProcessState &process(std::uint32_t tgid, std::uint64_t proc_start_ns);
   void apply_allocation(ProcessState &process, const nt_call_event &event, MemoryKind kind);
   void apply_free(ProcessState &process, const nt_call_event &event);
   void apply_copy(ProcessState &process, const nt_call_event &event);
-  void rebuild_kernels(ProcessState &process) const;
+  void rebuild_kernels(ProcessState &process);
+  std::size_t max_kernel_names() const;
+  // Erases a process, giving its kernel names back to the budget.
+  std::map<ProcessId, ProcessState>::iterator
+  forget(std::map<ProcessId, ProcessState>::iterator it);
   void record_change(ProcessState &process, const nt_call_event &event, MemoryChangeKind kind,
                      std::uint64_t address, std::uint64_t bytes);
 
   Settings settings_;
   std::map<ProcessId, ProcessState> processes_;
   std::vector<ExitedProcess> exited_;
+  KernelNameBudget name_budget_;
+  std::uint64_t exited_names_dropped_ = 0;
+  std::uint64_t kernels_version_ = 0;
 };
 
 } // namespace neutracer

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -32,24 +33,36 @@ struct ProcessTimeline {
   std::uint64_t dropped_blocks = 0; // oldest records forgotten to stay within the bound
 };
 
+// Blocks kept over every process (2 MiB of blocks; about three times that with the live
+// address index and the copy published for /memory). Beyond it the process holding the most
+// blocks forgets its oldest.
+inline constexpr std::size_t kMaxTimelineBlocksInTotal = 65536;
+
 class MemoryTimeline {
 public:
-  explicit MemoryTimeline(std::size_t max_blocks = 4096, std::size_t max_failures = 256);
+  explicit MemoryTimeline(std::size_t max_blocks = 4096, std::size_t max_failures = 256,
+                          std::size_t max_total_blocks = kMaxTimelineBlocksInTotal);
 
   void record(const ProcessId &id, std::span<const MemoryChange> changes);
   void forget(const ProcessId &id);
 
   const std::map<ProcessId, ProcessTimeline> &processes() const { return timelines_; }
+  std::size_t total_blocks() const { return total_blocks_; }
 
 private:
   struct Live {
     std::unordered_map<std::uint64_t, std::uint64_t> sequence_of_address;
     std::uint64_t front_sequence = 0; // sequence number of blocks.front()
   };
+  void drop_oldest(const ProcessId &id);
+
   std::size_t max_blocks_;
   std::size_t max_failures_;
+  std::size_t max_total_blocks_;
+  std::size_t total_blocks_ = 0;
   std::map<ProcessId, ProcessTimeline> timelines_;
   std::map<ProcessId, Live> live_;
+  std::set<std::pair<std::size_t, ProcessId>> by_size_; // (blocks, process), largest last
 };
 
 } // namespace neutracer

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <malloc.h>
 #include <set>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -16,6 +17,7 @@
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"
+#include "exporters/kernel_name_metrics.h"
 #include "exporters/kernels_json.h"
 #include "exporters/launch_metrics.h"
 #include "exporters/metric_builders.h"
@@ -28,6 +30,10 @@ namespace neutracer {
 namespace {
 
 long ticks_per_second() { return std::max(1L, sysconf(_SC_CLK_TCK)); }
+
+// Kernel name bytes released in one scan (about as much again in series and the kernels
+// document) above which freed heap memory is returned to the OS.
+constexpr std::size_t kTrimAfterReleasedNameBytes = std::size_t{1} << 20;
 
 // Scans a library may stay unmapped before its probes are removed.
 constexpr int kDetachAfterUnusedScans = 10;
@@ -228,6 +234,7 @@ void DaemonLoop::scan_once() {
   // Counted from the full reads the scan makes anyway: no extra syscalls.
   map_occupancy_ = {{"launches", launches.size(), tracer_.launch_map_max_entries()},
                     {"inflight", inflight.size(), tracer_.inflight_map_max_entries()}};
+  const auto name_bytes = state_.kernel_name_bytes();
   forget_replaced_images(launches, inflight);
   state_.set_launch_counts(launches);
   state_.set_inflight_calls(inflight, monotonic_ns());
@@ -268,6 +275,12 @@ void DaemonLoop::scan_once() {
   if (scan_reads.hit() || attach_out_of_descriptors)
     report_fd_limit(discovery, attach_out_of_descriptors, now);
   publish();
+  // The names of a process that exited, their series and the old kernels document were freed
+  // (publish replaced them), but glibc keeps freed heap pages: hand them back after a large
+  // release, or the daemon's RSS stays at its peak.
+  if (const auto kept = state_.kernel_name_bytes();
+      kept < name_bytes && name_bytes - kept >= kTrimAfterReleasedNameBytes)
+    malloc_trim(0);
 }
 
 void DaemonLoop::report_fd_limit(const DiscoveryResult &discovery, bool attach_failed,
@@ -381,8 +394,8 @@ void DaemonLoop::publish() {
       view.bpf = counters->second;
     os_views.push_back(std::move(view));
   }
-  for (auto &&families :
-       {cuda_families(state_), detector_families(detectors_, delivery_), os_families(os_views)})
+  for (auto &&families : {cuda_families(state_), kernel_name_families(state_),
+                          detector_families(detectors_, delivery_), os_families(os_views)})
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
   snapshot->families.push_back(container_info_family(state_));
   for (auto &family : launch_counting_families(
@@ -396,7 +409,13 @@ void DaemonLoop::publish() {
     snapshot->families.push_back(std::move(family));
   if (os_tracer_ != nullptr)
     add_os_tracer_health(os_tracer_->stats(), snapshot->families);
-  snapshot->kernels_json = kernels_json(state_);
+  // Rebuilt only when it changed: an idle process with thousands of names cost a core's
+  // share every scan when it was rebuilt each time.
+  if (!kernels_json_ || kernels_json_version_ != state_.kernels_version()) {
+    kernels_json_ = std::make_shared<const std::string>(kernels_json(state_));
+    kernels_json_version_ = state_.kernels_version();
+  }
+  snapshot->kernels_json = kernels_json_;
   snapshot->processes_json = processes_json(state_, detectors_);
   snapshot->timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());

@@ -101,6 +101,9 @@ private:
   void track_launches_early(std::uint32_t tgid);
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
+  // /api/v1/kernels as last built, and the state's kernels_version it was built from.
+  std::shared_ptr<const std::string> kernels_json_;
+  std::uint64_t kernels_json_version_ = 0;
 };
 
 } // namespace neutracer

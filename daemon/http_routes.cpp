@@ -43,7 +43,7 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->kernels_json, {}};
+         return HttpResponse{200, "application/json", *publisher.latest()->kernels_json, {}};
        }},
       {"/api/v1/processes",
        [&publisher](const std::string &) {

@@ -16,7 +16,8 @@ namespace neutracer {
 
 struct PublishedSnapshot {
   std::vector<MetricFamily> families;
-  std::string kernels_json;
+  // Shared with the main loop, which rebuilds it only when its content changed.
+  std::shared_ptr<const std::string> kernels_json = std::make_shared<const std::string>();
   std::string processes_json = "{\"processes\": []}\n";
   std::string alerts_json = "{\"active\": [], \"recent\": []}\n";
   // Memory timelines are rendered per request, from this scan's copy.

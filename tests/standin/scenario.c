@@ -35,6 +35,10 @@
  *   coop:NAME:N                   [+ cuModuleLoadData] 1 cuModuleGetFunction,
  *                                 N cuLaunchCooperativeKernel
  *   coop_ptsz:NAME:N              same, N cuLaunchCooperativeKernel_ptsz
+ *   names:N:LEN                   [+ cuModuleLoadData] N distinct names of LEN
+ *                                 bytes ("k0000000_nnn..."), each 1
+ *                                 cuModuleGetFunction + 1 cuLaunchKernel (a
+ *                                 Triton / torch.compile style name flood)
  *   relaunch:N                    N cuLaunchKernel of the function the last
  *                                 module lookup returned, with no new lookup
  *                                 (a program that cached its handle)
@@ -131,7 +135,7 @@
 
 enum op {
   OP_LAUNCH, OP_LAUNCH_PTSZ, OP_LAUNCHEX, OP_LAUNCHEX_PTSZ, OP_LAUNCH_KERNEL_HANDLE,
-  OP_COOP, OP_COOP_PTSZ, OP_RELAUNCH, OP_GRAPH, OP_GRAPH_PTSZ,
+  OP_COOP, OP_COOP_PTSZ, OP_NAMES, OP_RELAUNCH, OP_GRAPH, OP_GRAPH_PTSZ,
   OP_ALLOC, OP_ALLOC_ASYNC, OP_ALLOC_POOL, OP_ALLOC_MANAGED, OP_ALLOC_PITCH,
   OP_HOST_ALLOC, OP_ALLOC_HOST, OP_VMM_CREATE,
   OP_FREE, OP_FREE_ALL, OP_OOM, OP_FREE_BAD, OP_COPY_BAD,
@@ -165,6 +169,7 @@ static const struct {
     {"launch_kernel_handle", OP_LAUNCH_KERNEL_HANDLE, S_NAME_N},
     {"coop", OP_COOP, S_NAME_N},
     {"coop_ptsz", OP_COOP_PTSZ, S_NAME_N},
+    {"names", OP_NAMES, S_B_N},
     {"relaunch", OP_RELAUNCH, S_N},
     {"graph", OP_GRAPH, S_N},
     {"graph_ptsz", OP_GRAPH_PTSZ, S_N},
@@ -360,6 +365,11 @@ static void validate_step(const struct step *st) {
   case OP_SYNC: case OP_SYNC_PTSZ: case OP_CTX_SYNC: case OP_EVENT_SYNC:
     if (st->v[0] > UINT_MAX) usage_fail(st->text, "MS too large");
     break;
+  case OP_NAMES:
+    /* The index prefix is 9 bytes; the probe copies at most 4095 bytes and a NUL. */
+    if (st->v[0] > 9999999) usage_fail(st->text, "N must be at most 9999999");
+    if (st->v[1] < 9 || st->v[1] > 4095) usage_fail(st->text, "LEN must be 9..4095");
+    break;
   default:
     break;
   }
@@ -530,6 +540,23 @@ static void run_step(const struct step *st) {
       check(cuLaunchKernel(g_last_function, LAUNCH_GRID, LAUNCH_BLOCK, 0, stream, NULL, NULL),
             "cuLaunchKernel");
     break;
+  case OP_NAMES: {
+    /* The names differ in their first bytes, so the stand-in's lookups stay cheap. */
+    char *name = xmalloc(st->v[1] + 1);
+    memset(name, 'n', st->v[1]);
+    name[st->v[1]] = '\0';
+    for (i = 0; i < st->v[0]; i++) {
+      char prefix[10];
+      snprintf(prefix, sizeof prefix, "k%07u_", (unsigned)(i % 10000000u));
+      memcpy(name, prefix, 9);
+      CUfunction f = module_function(name);
+      check(cuLaunchKernel(f, LAUNCH_GRID, LAUNCH_BLOCK, 0, stream, NULL, NULL),
+            "cuLaunchKernel");
+    }
+    free(name);
+    printf("%s ok\n", st->text);
+    break;
+  }
   case OP_LAUNCH:
   case OP_LAUNCH_PTSZ:
   case OP_COOP:

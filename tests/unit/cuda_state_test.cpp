@@ -328,7 +328,7 @@ TEST(CudaState, FailedCallsAreCountedAndChangeNothing) {
 
   // A failed cuKernelGetFunction links nothing.
   state.apply(call(NT_API_KERNEL_GET_FUNCTION, {0, 0x10}, {0x20}, 400));
-  EXPECT_TRUE(state_of(state).function_to_kernel.empty());
+  EXPECT_EQ(state_of(state).kernel_names.links(), 0u);
   EXPECT_EQ(state_of(state).errors.size(), 5u);
 }
 
@@ -567,7 +567,7 @@ TEST(CudaState, KernelNamesJoinedByHandle) {
   state.apply(name_event(NT_API_LIBRARY_GET_KERNEL, 0xc1, "triton_poi_fused_add_0"));
   // cuKernelGetFunction(&f, kernel): out[0] = CUfunction 0xf2, args[1] = CUkernel 0xc1.
   state.apply(call(NT_API_KERNEL_GET_FUNCTION, {0x7ffd0000, 0xc1}, {0xf2}));
-  EXPECT_EQ(state_of(state).function_to_kernel.at(0xf2), 0xc1u);
+  EXPECT_EQ(state_of(state).kernel_names.kernel_of(0xf2), 0xc1u);
 
   state.set_launch_counts({
       launch(NT_API_LAUNCH_KERNEL, 0xf1, 10),
@@ -621,7 +621,7 @@ TEST(CudaState, BadNameEvents) {
   state.apply(name_event(NT_API_LIBRARY_GET_KERNEL, 0xb, kVectorAdd, 500));
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0, kVectorAdd)); // null handle
   state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0xc, ""));       // unreadable name
-  EXPECT_TRUE(state_of(state).names.empty());
+  EXPECT_EQ(state_of(state).kernel_names.size(), 0u);
   EXPECT_EQ(state_of(state).errors.at({NT_API_MODULE_GET_FUNCTION, 500}), 1u);
   EXPECT_EQ(state_of(state).errors.at({NT_API_LIBRARY_GET_KERNEL, 500}), 1u);
   state.set_launch_counts(
@@ -759,7 +759,125 @@ TEST(CudaState, LaunchCountsForAVanishedProcessEntryClearTheSeries) {
   EXPECT_TRUE(state_of(state).launch_totals.empty());
   EXPECT_TRUE(state_of(state).kernels.empty());
   // Names survive: they are not launch counts.
-  EXPECT_EQ(state_of(state).names.size(), 1u);
+  EXPECT_EQ(state_of(state).kernel_names.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Name bounds
+
+CudaState::Settings name_bounds(std::size_t names_per_process, std::size_t bytes,
+                                std::uint32_t max_kernels = 2) {
+  auto s = settings(max_kernels);
+  s.max_kernel_names_per_process = names_per_process;
+  s.max_kernel_name_bytes = bytes;
+  return s;
+}
+
+TEST(CudaStateNameBounds, AFloodKeepsTheBoundAndCountsEveryLaunch) {
+  CudaState state(name_bounds(/*names_per_process=*/10, /*bytes=*/1 << 20));
+  std::vector<LaunchCount> counts;
+  for (int i = 0; i < 100; ++i) {
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x1000 + i, "k" + std::to_string(i)));
+    counts.push_back(launch(NT_API_LAUNCH_KERNEL, 0x1000 + i, 1));
+  }
+  counts.push_back(launch(NT_API_LAUNCH_KERNEL, 0x999, 5)); // never named
+  state.set_launch_counts(counts);
+  EXPECT_EQ(state_of(state).kernel_names.size(), 10u);
+  EXPECT_EQ(state.kernel_names_dropped(), 90u);
+  // Dropped names and the never-named handle are [other]: the daemon cannot tell them apart.
+  EXPECT_EQ(labels(state), (std::set<std::string>{"k0", "k1", kOtherKernels}));
+  EXPECT_EQ(launches_of(state, kOtherKernels), 98u + 5u);
+  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names.size(), 8u); // k2..k9
+}
+
+TEST(CudaStateNameBounds, UnnamedAndOverflowLaunchesAddUpInOther) {
+  // Labels sorting before '[' (upper case) reach [other] before the unnamed launches do: both
+  // must be summed, not the later replacing the earlier.
+  CudaState state(name_bounds(/*names_per_process=*/3, 1 << 20, /*max_kernels=*/1));
+  for (int i = 0; i < 4; ++i)
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "K" + std::to_string(i)));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0x10, 100),
+                           launch(NT_API_LAUNCH_KERNEL, 0x11, 7),
+                           launch(NT_API_LAUNCH_KERNEL, 0x12, 5),
+                           launch(NT_API_LAUNCH_KERNEL, 0x13, 3)}); // 0x13's name was dropped
+  EXPECT_EQ(labels(state), (std::set<std::string>{"K0", kOtherKernels}));
+  EXPECT_EQ(launches_of(state, kOtherKernels), 7u + 5u + 3u);
+  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
+            (std::set<std::string>{"K1", "K2"}));
+}
+
+TEST(CudaStateNameBounds, NeverFewerNamesThanSeries) {
+  CudaState state(name_bounds(/*names_per_process=*/2, 1 << 20, /*max_kernels=*/5));
+  for (int i = 0; i < 8; ++i)
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x1000 + i, "k" + std::to_string(i)));
+  EXPECT_EQ(state_of(state).kernel_names.size(), 5u);
+}
+
+TEST(CudaStateNameBounds, TotalBytesAreSharedAndGivenBackAtExit) {
+  // "n0".."n9": 2 + 2 bytes of text and an entry each; room for ten.
+  constexpr std::size_t kName = 4 + kKernelNameEntryBytes;
+  CudaState state(name_bounds(/*names_per_process=*/100, /*bytes=*/10 * kName));
+  const ProcessId other{99, 12};
+  for (int i = 0; i < 4; ++i) {
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "n" + std::to_string(i)));
+    state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x10 + i, "n" + std::to_string(i), 0,
+                           static_cast<std::uint32_t>(other.pid), other.start_ticks));
+  }
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x20, "n9", 0,
+                         static_cast<std::uint32_t>(other.pid), other.start_ticks));
+  EXPECT_EQ(state.kernel_name_bytes(), 9 * kName);
+  EXPECT_EQ(state.kernel_name_max_bytes(), 10 * kName);
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x21, "n8", 0,
+                         static_cast<std::uint32_t>(other.pid), other.start_ticks));
+  EXPECT_EQ(state.kernel_name_bytes(), 10 * kName);                // exactly full
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x22, "n7")); // kProc has room, the daemon not
+  EXPECT_EQ(state.kernel_name_bytes(), 10 * kName);
+  EXPECT_EQ(state.kernel_names_dropped(), 1u);
+  EXPECT_EQ(state_of(state).kernel_names.dropped(), 1u);
+
+  // The process exits: its names, and their bytes, go; the dropped count stays.
+  const auto dropped = state.kernel_names_dropped();
+  DiscoveryResult discovery;
+  discovery.processes.push_back({kProc, "app", "/bin/app", {}, {}});
+  state.update_processes(discovery, [](const ProcessId &) { return false; });
+  EXPECT_FALSE(state.processes().contains(other));
+  EXPECT_EQ(state.kernel_name_bytes(), 4 * kName);
+  EXPECT_EQ(state.kernel_names_dropped(), dropped);
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0x22, "n7")); // room again
+  EXPECT_EQ(state.kernel_name_bytes(), 5 * kName);
+  // An exec replaces the image: the new one starts with no names either.
+  state.forget_images({kProc});
+  EXPECT_EQ(state.kernel_name_bytes(), 0u);
+  EXPECT_EQ(state.kernel_names_dropped(), dropped);
+}
+
+TEST(CudaStateNameBounds, AnIdleProcessKeepsItsKernelsVersion) {
+  CudaState state(settings());
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0xa, kVectorAdd));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0xa, 5)});
+  const auto version = state.kernels_version();
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0xa, 5)});
+  EXPECT_EQ(state.kernels_version(), version) << "nothing changed: nothing to rebuild";
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0xa, 6)});
+  EXPECT_GT(state.kernels_version(), version);
+  EXPECT_EQ(launches_of(state, "vectorAdd_kernel"), 6u);
+
+  // A name arriving for a handle already counted changes the series without new counts.
+  state.set_launch_counts(
+      {launch(NT_API_LAUNCH_KERNEL, 0xa, 6), launch(NT_API_LAUNCH_KERNEL, 0xb, 1)});
+  EXPECT_EQ(launches_of(state, kUnresolvedKernel), 1u);
+  const auto before_name = state.kernels_version();
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0xb, "late"));
+  state.set_launch_counts(
+      {launch(NT_API_LAUNCH_KERNEL, 0xa, 6), launch(NT_API_LAUNCH_KERNEL, 0xb, 1)});
+  EXPECT_EQ(launches_of(state, "late"), 1u);
+  EXPECT_GT(state.kernels_version(), before_name);
+
+  // So does a context bound to a device after its launches were counted (the gpu label).
+  state.apply(call(NT_API_PRIMARY_CTX_RETAIN, {0x7ffd0000, 1}, {0xc7}));
+  state.set_launch_counts(
+      {launch(NT_API_LAUNCH_KERNEL, 0xa, 6), launch(NT_API_LAUNCH_KERNEL, 0xb, 1)});
+  EXPECT_EQ(state_of(state).kernels.at("late").launches_by_device.begin()->first, 1);
 }
 
 // ---------------------------------------------------------------------------------------------

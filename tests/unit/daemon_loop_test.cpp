@@ -127,6 +127,25 @@ TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess)
   EXPECT_TRUE(tracing_.launch_probes.empty()) << "exact mode attaches launch probes per file";
 }
 
+TEST_F(DaemonLoopTest, TheKernelsDocumentIsRebuiltOnlyWhenItChanges) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
+  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  const auto first = publisher_.latest()->kernels_json;
+  ASSERT_NE(first->find("\"launches\": 42"), std::string::npos) << *first;
+  loop.scan_once(); // idle: the same document, not a copy built again
+  EXPECT_EQ(publisher_.latest()->kernels_json, first);
+  tracing_.launches[0].count = 43;
+  loop.scan_once();
+  EXPECT_NE(publisher_.latest()->kernels_json, first);
+  EXPECT_NE(publisher_.latest()->kernels_json->find("\"launches\": 43"), std::string::npos);
+  // The name bound is published with the rest.
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_kernel_names_dropped_total", {}), 0);
+  EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_kernel_name_budget_bytes", {}),
+            static_cast<double>(kDefaultKernelNameBytes));
+}
+
 TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
   // Once NVML is loaded the daemon maps libcuda too.
   const int self = static_cast<int>(::getpid());

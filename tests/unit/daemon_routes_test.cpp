@@ -25,7 +25,7 @@ protected:
     MetricFamily up = family("neutracer_test_up", "A test gauge.", MetricType::gauge);
     up.samples.push_back({{}, 1});
     snapshot->families.push_back(up);
-    snapshot->kernels_json = "{\"kernels\": \"k\"}\n";
+    snapshot->kernels_json = std::make_shared<const std::string>("{\"kernels\": \"k\"}\n");
     snapshot->processes_json = "{\"processes\": [\"p\"]}\n";
     snapshot->alerts_json = "{\"active\": [\"a\"], \"recent\": []}\n";
     auto timelines = std::make_shared<std::map<ProcessId, ProcessTimeline>>();

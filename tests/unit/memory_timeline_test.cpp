@@ -62,6 +62,44 @@ TEST(MemoryTimeline, KeepsTheNewestBlocksWithinItsBound) {
   EXPECT_EQ(t.failures.front().time_ns, 11u);
 }
 
+TEST(MemoryTimeline, AllProcessesTogetherStayWithinTheTotalBound) {
+  MemoryTimeline timeline(/*max_blocks=*/100, /*max_failures=*/2, /*max_total_blocks=*/10);
+  const ProcessId big{1, 1}, small{2, 2}, late{3, 3};
+  std::vector<MemoryChange> changes;
+  for (std::uint64_t i = 0; i < 8; ++i)
+    changes.push_back(alloc(i, 0x1000 * (i + 1), 10));
+  timeline.record(big, changes);
+  timeline.record(small, std::vector<MemoryChange>{alloc(1, 0x1000, 10), alloc(2, 0x2000, 10)});
+  EXPECT_EQ(timeline.total_blocks(), 10u);
+  // Full: a newcomer's blocks are taken from the process holding the most.
+  timeline.record(late, std::vector<MemoryChange>{alloc(9, 0x9000, 10), alloc(10, 0xa000, 10)});
+  EXPECT_EQ(timeline.total_blocks(), 10u);
+  EXPECT_EQ(timeline.processes().at(big).blocks.size(), 6u);
+  EXPECT_EQ(timeline.processes().at(big).dropped_blocks, 2u);
+  EXPECT_EQ(timeline.processes().at(big).blocks.front().address, 0x3000u);
+  EXPECT_EQ(timeline.processes().at(small).blocks.size(), 2u);
+  EXPECT_EQ(timeline.processes().at(late).blocks.size(), 2u);
+  // A process that goes gives its share back.
+  timeline.forget(big);
+  EXPECT_EQ(timeline.total_blocks(), 4u);
+  timeline.forget(small);
+  timeline.forget(late);
+  EXPECT_EQ(timeline.total_blocks(), 0u);
+  EXPECT_TRUE(timeline.processes().empty());
+}
+
+TEST(MemoryTimeline, AnAddressReusedAfterItsOldBlockWasDroppedStaysTracked) {
+  MemoryTimeline timeline(/*max_blocks=*/2);
+  // 0x1000 is freed and allocated again; dropping its first block must not forget the second.
+  timeline.record(kId, std::vector<MemoryChange>{alloc(1, 0x1000, 10), release(2, 0x1000),
+                                                 alloc(3, 0x1000, 20), alloc(4, 0x2000, 10),
+                                                 release(5, 0x1000)});
+  const auto &t = timeline.processes().at(kId);
+  ASSERT_EQ(t.blocks.size(), 2u);
+  EXPECT_EQ(t.blocks.front().bytes, 20u);
+  EXPECT_EQ(t.blocks.front().freed_ns, 5u);
+}
+
 TEST(MemoryTimelinePage, DrawsEveryBlockAndFailure) {
   MemoryTimeline timeline;
   const std::vector<MemoryChange> changes{alloc(1'000'000'000, 0x7f0000000000, 64 << 20),
