@@ -40,7 +40,9 @@ expect_status() {
 }
 
 # ---- certificates: a CA for clients, a self-signed server certificate for 127.0.0.1 ----------
-mkdir -p "$dir/tls" "$dir/proc" "$dir/tmp"
+# The proc root holds one empty process directory: a /proc tree (the daemon checks) with nothing
+# to trace.
+mkdir -p "$dir/tls" "$dir/proc/1" "$dir/tmp"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=neutracerd-test \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/tls/server.key" -out "$dir/tls/server.crt" \
   2>/dev/null || { echo "FAIL: openssl could not make the server certificate"; exit 1; }
@@ -54,7 +56,7 @@ openssl x509 -req -days 2 -in "$dir/tls/client.csr" -CA "$dir/tls/clients-ca.crt
 chmod 755 "$dir"
 chown nobody "$dir/tmp"
 
-# ---- the daemon, on a loopback port, tracing nothing (empty proc root) -----------------------
+# ---- the daemon, on a loopback port, tracing nothing (a proc root without CUDA processes) -----
 daemon_port=$(free_port)
 # Basic auth in neutracerd itself for the last check: user "prometheus", password "scrape".
 daemon_hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("scrape", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 5)))')
