@@ -1,6 +1,7 @@
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
 // exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
 #include <iostream>
+#include <malloc.h>
 #include <memory>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +33,10 @@ constexpr int kExitUnsupportedKernel = 4;
 
 int main(int argc, char **argv) {
   using namespace neutracer;
+  // glibc gives threads their own heaps (up to 8 per CPU), each keeping what it freed. A scrape
+  // of 1 000 processes builds megabytes on whichever of the server's workers took it, so with
+  // many workers RSS grew by a scrape per heap (BENCHMARKS.md, "The daemon's own cost").
+  mallopt(M_ARENA_MAX, 2);
   const auto cli = parse_cli(argc, argv);
   if (cli.error) {
     std::cerr << "neutracerd: " << *cli.error << "\n";

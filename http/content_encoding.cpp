@@ -70,8 +70,9 @@ bool accepts_gzip(std::string_view accept_encoding) {
 std::string gzip_compress(std::string_view data) {
   z_stream stream{};
   // 15 + 16: a gzip header and trailer around the deflate stream.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK)
+  // Fastest level: a 1 000-process scrape is 11 MB, and the default level took ~50 ms more than
+  // sending it plain on the CPU VM, for a ratio of 31 instead of about 20.
+  if (deflateInit2(&stream, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw std::runtime_error("gzip: deflateInit2 failed");
   std::string out(deflateBound(&stream, static_cast<uLong>(data.size())), '\0');
   stream.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data.data()));

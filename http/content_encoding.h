@@ -11,7 +11,7 @@ namespace neutracer {
 // Whether an Accept-Encoding value accepts gzip (RFC 9110: "gzip" or "*" without q=0).
 bool accepts_gzip(std::string_view accept_encoding);
 
-// The gzip stream of `data` (zlib, default compression level).
+// The gzip stream of `data` (zlib, fastest level).
 std::string gzip_compress(std::string_view data);
 
 // Bodies smaller than this go out as they are: gzip's header and trailer outweigh the gain.
