@@ -13,7 +13,7 @@
 #include "common/monotonic_clock.h"
 #include "common/open_file_limit.h"
 #include "common/proc_parsers.h"
-#include "daemon/device_headroom.h"
+#include "daemon/process_gpu_headroom.h"
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"
@@ -348,9 +348,10 @@ void DaemonLoop::run_detectors() {
   const auto changes = state_.take_memory_changes();
   for (const auto &[id, list] : changes)
     timeline_.record(id, list);
-  // The free memory read at the previous scan: before this scan's changes (device_headroom.h).
+  // The free memory read at the previous scan: before this scan's changes
+  // (detectors/device_headroom.h).
   detectors_.scan(state_, changes, cpu_seconds, monotonic_ns(), headroom_);
-  headroom_ = device_headroom(state_, nvml_snapshot_);
+  headroom_ = process_gpu_headroom(state_, nvml_snapshot_);
 
   std::vector<ProcessId> exited_ids;
   for (const auto &exited : state_.take_exited()) {

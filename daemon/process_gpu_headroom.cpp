@@ -1,11 +1,11 @@
-#include "daemon/device_headroom.h"
+#include "daemon/process_gpu_headroom.h"
 
 #include <string>
 
 namespace neutracer {
 
-std::map<ProcessId, DeviceHeadroom> device_headroom(const CudaState &state,
-                                                    const NvmlSnapshot &nvml) {
+std::map<ProcessId, DeviceHeadroom> process_gpu_headroom(const CudaState &state,
+                                                         const NvmlSnapshot &nvml) {
   // gpu label (host index, as NVML numbers devices) -> free bytes
   std::map<std::string, std::uint64_t> free_by_gpu;
   for (const auto &sample : nvml.devices)

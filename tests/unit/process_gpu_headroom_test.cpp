@@ -1,6 +1,6 @@
 // The free memory the detectors see per process: that of the GPU holding most of its memory,
 // as NVML reports it, matched through the process's host GPU labels.
-#include "daemon/device_headroom.h"
+#include "daemon/process_gpu_headroom.h"
 
 #include <gtest/gtest.h>
 
@@ -41,29 +41,29 @@ NvmlDeviceSample gpu(unsigned index, std::uint64_t total, std::uint64_t used) {
   return sample;
 }
 
-TEST(DeviceHeadroom, TheGpuHoldingMostOfTheProcessesMemory) {
+TEST(ProcessGpuHeadroom, TheGpuHoldingMostOfTheProcessesMemory) {
   const auto state = two_gpu_process();
   NvmlSnapshot nvml;
   nvml.in_use = true;
   nvml.devices = {gpu(2, 1000, 100), gpu(3, 5000, 1000)};
-  const auto free = device_headroom(state, nvml);
+  const auto free = process_gpu_headroom(state, nvml);
   ASSERT_TRUE(free.contains(kProc));
   EXPECT_EQ(free.at(kProc).free_bytes, 4000u); // host GPU 3: ordinal 1, 300 of the 400 bytes
   EXPECT_EQ(free.at(kProc).process_bytes, 400u);
 }
 
-TEST(DeviceHeadroom, NothingWhereTheGpuOrItsReadingIsUnknown) {
+TEST(ProcessGpuHeadroom, NothingWhereTheGpuOrItsReadingIsUnknown) {
   const auto state = two_gpu_process();
   NvmlSnapshot nvml;
-  EXPECT_TRUE(device_headroom(state, nvml).empty()); // no NVML
-  nvml.devices = {gpu(2, 1000, 100)};                // GPU 3 not sampled
-  EXPECT_TRUE(device_headroom(state, nvml).empty());
+  EXPECT_TRUE(process_gpu_headroom(state, nvml).empty()); // no NVML
+  nvml.devices = {gpu(2, 1000, 100)};                     // GPU 3 not sampled
+  EXPECT_TRUE(process_gpu_headroom(state, nvml).empty());
   nvml.devices = {gpu(3, 1000, 2000)}; // used above total: not a reading to trust
-  EXPECT_TRUE(device_headroom(state, nvml).empty());
+  EXPECT_TRUE(process_gpu_headroom(state, nvml).empty());
   auto partial = gpu(3, 1000, 0);
   partial.memory_used_bytes.reset();
   nvml.devices = {partial};
-  EXPECT_TRUE(device_headroom(state, nvml).empty());
+  EXPECT_TRUE(process_gpu_headroom(state, nvml).empty());
 }
 
 TEST(DeviceHeadroom, FreeMemoryFollowsTheProcessesOwnChangesSinceTheReading) {

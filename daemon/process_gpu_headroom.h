@@ -14,7 +14,7 @@ namespace neutracer {
 // Per process, the free memory (NVML total - used) of the GPU holding most of its device,
 // managed and VMM memory, with its GPU bytes in use now; a process whose GPU is unknown, or not
 // in the NVML snapshot, is left out and its detectors work from the process alone.
-std::map<ProcessId, DeviceHeadroom> device_headroom(const CudaState &state,
-                                                    const NvmlSnapshot &nvml);
+std::map<ProcessId, DeviceHeadroom> process_gpu_headroom(const CudaState &state,
+                                                         const NvmlSnapshot &nvml);
 
 } // namespace neutracer
