@@ -63,8 +63,10 @@ TEST_F(NamesFloodE2E, LongNamesStayWithinTheBoundAndGoWhenTheProcessExits) {
       << "the exited process's names are still held";
   wait_scans(2);
   s = scrape();
+  // RSS also holds what glibc keeps of freed memory and the server's buffers (+8.9 MiB seen once
+  // in CI, under 8 MiB usually); the unbounded daemon kept 160 MiB and more here.
   const double rss_after = s["process_resident_memory_bytes"];
-  EXPECT_LT(rss_after - rss_before, 8 * kMiB)
+  EXPECT_LT(rss_after - rss_before, 16 * kMiB)
       << "RSS before " << rss_before / kMiB << " MiB, with the flood " << rss_flood / kMiB
       << ", after the exit " << rss_after / kMiB;
   // The counter outlives the process it counted.
