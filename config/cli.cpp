@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -51,6 +52,7 @@ enum class Flag {
   listen,
   scan_interval,
   log_level,
+  log_format,
   proc_root,
   check_config,
   version,
@@ -61,13 +63,18 @@ struct FlagSpec {
   std::string_view name;
   Flag flag;
   bool takes_value;
+  std::string_view canonical = {}; // for an alias: the flag it stands for
 };
 
 constexpr FlagSpec kFlags[] = {
     {"--config", Flag::config, true},
     {"--listen", Flag::listen, true},
+    {"--web.listen-address", Flag::listen, true, "--listen"},
     {"--scan-interval", Flag::scan_interval, true},
     {"--log-level", Flag::log_level, true},
+    {"--log.level", Flag::log_level, true, "--log-level"},
+    {"--log-format", Flag::log_format, true},
+    {"--log.format", Flag::log_format, true, "--log-format"},
     {"--proc-root", Flag::proc_root, true},
     {"--check-config", Flag::check_config, false},
     {"--version", Flag::version, false},
@@ -135,6 +142,8 @@ CliResult parse_cli(int argc, const char *const *argv) {
       }
       if (spec->takes_value && value->empty())
         return cli_error("option '" + std::string(name) + "' requires a non-empty value");
+      const std::string canonical(spec->canonical.empty() ? spec->name : spec->canonical);
+      options.spelled_as[canonical] = std::string(name);
 
       switch (spec->flag) {
       case Flag::config:
@@ -154,6 +163,9 @@ CliResult parse_cli(int argc, const char *const *argv) {
       }
       case Flag::log_level:
         options.log_level = *value;
+        break;
+      case Flag::log_format:
+        options.log_format = *value;
         break;
       case Flag::proc_root:
         options.proc_root = *value;
@@ -185,13 +197,19 @@ std::string usage_text() {
   text += "  --config PATH             YAML config file (default: ";
   text += kDefaultConfigPath;
   text += ", skipped if absent)\n";
-  text += "  --listen HOST:PORT        address for /metrics, IPv4 or localhost (default: " +
+  text += "  --listen HOST:PORT        address for /metrics: IPv4, localhost, :PORT for every\n"
+          "                            interface, [IPv6]:PORT where civetweb has IPv6\n"
+          "                            (alias --web.listen-address; default: " +
           defaults.listen + ")\n";
   text += "  --scan-interval DURATION  how often to scan for processes, 100ms..1h (default: " +
           format_duration(defaults.scan_interval) + ")\n";
   text += "  --log-level LEVEL         trace, debug, info, warn, error, critical, off "
-          "(default: " +
+          "(alias --log.level; default: " +
           defaults.log_level + ")\n";
+  text += "  --log-format FORMAT       logfmt or json lines on stderr; under systemd the\n"
+          "                            journal gets each record with its priority\n"
+          "                            (alias --log.format; default: " +
+          defaults.log_format + ")\n";
   text += "  --proc-root PATH          procfs mount to read, for tests and containers "
           "(default: " +
           defaults.proc_root + ")\n";
@@ -205,6 +223,11 @@ std::string usage_text() {
 }
 
 ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read_file) {
+  // The flag as the user spelled it, so an error names what they typed.
+  const auto spelled = [&cli](const std::string &canonical) {
+    const auto found = cli.spelled_as.find(canonical);
+    return found == cli.spelled_as.end() ? canonical : found->second;
+  };
   try {
     const bool explicit_path = cli.config_path.has_value();
     const std::string path = explicit_path ? *cli.config_path : std::string(kDefaultConfigPath);
@@ -229,7 +252,7 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
     // Check each flag on its own first so the message names the flag, not a config key.
     if (cli.listen) {
       if (auto problem = check_listen_address(*cli.listen))
-        return fail(flag_problem("--listen", *cli.listen, *problem));
+        return fail(flag_problem(spelled("--listen"), *cli.listen, *problem));
       config.listen = *cli.listen;
     }
     if (cli.scan_interval) {
@@ -239,8 +262,13 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
     }
     if (cli.log_level) {
       if (auto problem = check_log_level(*cli.log_level))
-        return fail(flag_problem("--log-level", *cli.log_level, *problem));
+        return fail(flag_problem(spelled("--log-level"), *cli.log_level, *problem));
       config.log_level = *cli.log_level;
+    }
+    if (cli.log_format) {
+      if (auto problem = check_log_format(*cli.log_format))
+        return fail(flag_problem(spelled("--log-format"), *cli.log_format, *problem));
+      config.log_format = *cli.log_format;
     }
     if (cli.proc_root) {
       if (auto problem = check_proc_root(*cli.proc_root))
@@ -278,6 +306,9 @@ std::optional<std::string> read_text_file(const std::string &path, std::string &
       error = errno_text(errno);
       return std::nullopt;
     }
+    // "--config /dev/null" is the usual way to say "no file, defaults only".
+    if (S_ISCHR(info.st_mode) && info.st_rdev == makedev(1, 3))
+      return std::string();
     if (!S_ISREG(info.st_mode)) {
       error = S_ISDIR(info.st_mode) ? "is a directory"
                                     : file_type_name(info.st_mode) + ", not a regular file";

@@ -2,6 +2,7 @@
 // Command-line options and how they combine with the config file into the effective Config.
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -15,7 +16,10 @@ struct CliOptions {
   std::optional<std::string> listen;
   std::optional<std::chrono::milliseconds> scan_interval;
   std::optional<std::string> log_level;
+  std::optional<std::string> log_format;
   std::optional<std::string> proc_root;
+  // Canonical flag ("--listen") -> the spelling given ("--web.listen-address"), for messages.
+  std::map<std::string, std::string> spelled_as;
   bool check_config = false;
   bool version = false;
   bool help = false;
@@ -28,7 +32,8 @@ struct CliResult {
 };
 
 // Parses argv (argv[0] is the program name). Accepts "--flag value" and "--flag=value"; a
-// repeated flag keeps its last value. Unknown flags, missing or empty values, positional
+// repeated flag keeps its last value. The Prometheus exporters' spellings are aliases:
+// --web.listen-address (--listen), --log.level (--log-level), --log.format (--log-format). Unknown flags, missing or empty values, positional
 // arguments and malformed durations are errors. Values other than durations are checked later
 // by load_effective_config. Never throws.
 CliResult parse_cli(int argc, const char *const *argv);

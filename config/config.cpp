@@ -1,10 +1,13 @@
 #include "config/config.h"
 
+#include <arpa/inet.h>
+
 #include "config/yaml_document.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include "http/basic_auth.h"
+#include "http/civetweb_listen.h"
 
 #include <array>
 #include <cstdint>
@@ -552,6 +555,11 @@ const std::vector<Field> kTopFields = {
        return read_checked_string(v, c.log_level, check_log_level);
      },
      nullptr},
+    {"log_format",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.log_format, check_log_format);
+     },
+     nullptr},
     {"proc_root",
      [](const YAML::Node &v, Config &c) {
        return read_checked_string(v, c.proc_root, check_proc_root);
@@ -692,22 +700,37 @@ std::string format_duration(milliseconds duration) {
 }
 
 std::optional<std::string> check_listen_address(const std::string &listen) {
-  static constexpr const char *kExample = "expected HOST:PORT, e.g. 127.0.0.1:10492";
+  static constexpr const char *kExample =
+      "expected HOST:PORT, :PORT or [IPv6]:PORT, e.g. 127.0.0.1:10492";
   if (listen.empty())
     return std::string("empty address; ") + kExample;
-  // civetweb as packaged for Debian 12 is built without IPv6 support.
-  if (listen[0] == '[' || listen.find(':') != listen.rfind(':'))
-    return "IPv6 addresses are not supported; use an IPv4 address such as 127.0.0.1 or "
-           "0.0.0.0";
-  const std::size_t colon = listen.rfind(':');
-  if (colon == std::string::npos)
-    return std::string("missing port; ") + kExample;
-  const std::string host = listen.substr(0, colon);
-  const std::string port = listen.substr(colon + 1);
-  if (host.empty())
-    return "empty host; use 0.0.0.0 for all IPv4 interfaces or 127.0.0.1 for local access only";
-  if (host != "localhost" && !is_ipv4_literal(host))
-    return "host '" + host + "' must be an IPv4 address such as 127.0.0.1 or 'localhost'";
+  std::string host;
+  std::string port;
+  if (listen[0] == '[') {
+    const std::size_t close = listen.find(']');
+    if (close == std::string::npos)
+      return std::string("'[' without ']'; ") + kExample;
+    host = listen.substr(1, close - 1);
+    if (close + 1 >= listen.size() || listen[close + 1] != ':')
+      return std::string("missing port after ']'; ") + kExample;
+    port = listen.substr(close + 2);
+    in6_addr address{};
+    if (host.empty() || inet_pton(AF_INET6, host.c_str(), &address) != 1)
+      return "'" + host + "' is not an IPv6 address";
+  } else {
+    if (listen.find(':') != listen.rfind(':'))
+      return "an IPv6 address needs brackets: [" + listen.substr(0, listen.rfind(':')) + "]" +
+             listen.substr(listen.rfind(':'));
+    const std::size_t colon = listen.rfind(':');
+    if (colon == std::string::npos)
+      return std::string("missing port; ") + kExample;
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+    // An empty host (":9100", as Prometheus exporters write it) listens on every interface.
+    if (!host.empty() && host != "localhost" && !is_ipv4_literal(host))
+      return "host '" + host + "' must be an IPv4 address such as 127.0.0.1, 'localhost' or an " +
+             "IPv6 address in brackets";
+  }
   if (port.empty())
     return std::string("missing port; ") + kExample;
   if (!all_digits(port) || port.size() > 5)
@@ -715,6 +738,10 @@ std::optional<std::string> check_listen_address(const std::string &listen) {
   const int port_number = std::stoi(port);
   if (port_number < 1 || port_number > 65535)
     return "port " + port + " is out of range; must be between 1 and 65535";
+  // Valid, but can this server listen there? (--check-config must say so, not the start.)
+  const auto listening_port = civetweb_listening_port(listen, civetweb_has_ipv6());
+  if (const auto *refusal = std::get_if<ListenRefusal>(&listening_port))
+    return refusal->reason;
   return std::nullopt;
 }
 
@@ -733,6 +760,12 @@ std::optional<std::string> check_log_level(const std::string &level) {
     list += known;
   }
   return "must be one of " + list;
+}
+
+std::optional<std::string> check_log_format(const std::string &format) {
+  if (format == "logfmt" || format == "json")
+    return std::nullopt;
+  return "must be logfmt or json";
 }
 
 std::optional<std::string> check_proc_root(const std::string &proc_root) {
@@ -777,6 +810,8 @@ std::optional<ConfigError> validate_config(const Config &config) {
           invalid_value("scan_interval", format_duration(config.scan_interval), *problem)};
     if (auto problem = check_log_level(config.log_level))
       return ConfigError{invalid_value("log_level", config.log_level, *problem)};
+    if (auto problem = check_log_format(config.log_format))
+      return ConfigError{invalid_value("log_format", config.log_format, *problem)};
     if (auto problem = check_proc_root(config.proc_root))
       return ConfigError{invalid_value("proc_root", config.proc_root, *problem)};
     const Config::Cuda &cuda = config.cuda;

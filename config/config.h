@@ -12,9 +12,12 @@ namespace neutracer {
 inline constexpr const char *kDefaultConfigPath = "/etc/neutracerd/neutracerd.yaml";
 
 struct Config {
-  std::string listen = "127.0.0.1:10492"; // HOST:PORT, IPv4 literal or "localhost"
+  // HOST:PORT (IPv4 literal or "localhost"), :PORT (every interface) or [IPv6]:PORT.
+  std::string listen = "127.0.0.1:10492";
   std::chrono::milliseconds scan_interval{2000};
   std::string log_level = "info"; // trace, debug, info, warn, error, critical, off
+  // Lines on stderr: "logfmt" or "json". Under systemd the journal gets each record natively.
+  std::string log_format = "logfmt";
   std::string proc_root = "/proc";
 
   struct Cuda {
@@ -124,6 +127,7 @@ std::string format_duration(std::chrono::milliseconds duration);
 std::optional<std::string> check_listen_address(const std::string &listen);
 std::optional<std::string> check_scan_interval(std::chrono::milliseconds interval);
 std::optional<std::string> check_log_level(const std::string &level);
+std::optional<std::string> check_log_format(const std::string &format);
 std::optional<std::string> check_proc_root(const std::string &proc_root);
 
 // Parses YAML text into a Config starting from the defaults. `source_name` prefixes

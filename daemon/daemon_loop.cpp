@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/libbpf_version.h"
 #include "common/monotonic_clock.h"
 #include "common/open_file_limit.h"
 #include "common/proc_parsers.h"
@@ -24,6 +25,7 @@
 #include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
 #include "gpus/host_gpus.h"
+#include "revision.h"
 #include "version.h"
 
 namespace neutracer {
@@ -63,6 +65,9 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
           [this](const ProcessId &id) { return visible_gpus_of(procfs_, host_gpus_, id); }}),
       detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir) {
   health_.version = kVersion;
+  health_.revision = kRevision;
+  health_.compiler = kCompiler;
+  health_.libbpf = libbpf_version();
   // Without uprobe_multi links (Linux < 6.6) the tracer counts every launch.
   if (config.cuda.launch_counting != "exact" && tracer_.per_process_launch_probes()) {
     std::vector<LaunchRule> rules;

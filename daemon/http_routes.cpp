@@ -4,16 +4,54 @@
 #include <chrono>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 #include "exporters/memory_timeline_page.h"
 #include "exporters/self_metrics.h"
+#include "version.h"
 
 namespace neutracer {
 namespace {
 
-const char *kIndexPage = R"(<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>neutracerd</title></head>
-<body><h1>neutracerd</h1>
+std::string html_escaped(const std::string &text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string host_name() {
+  char name[256] = "";
+  if (gethostname(name, sizeof name - 1) != 0)
+    return "unknown";
+  return name;
+}
+
+} // namespace
+
+std::string landing_page(const std::string &version, const std::string &host) {
+  const std::string title = "neutracerd " + html_escaped(version) + " on " + html_escaped(host);
+  return R"(<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>)" +
+         title + R"(</title></head>
+<body><h1>)" + title +
+         R"(</h1>
 <p>CUDA tracing exporter for Prometheus.</p>
 <ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
 <li><a href="/api/v1/processes">/api/v1/processes</a></li>
@@ -21,24 +59,25 @@ const char *kIndexPage = R"(<!DOCTYPE html>
 <li><a href="/memory">/memory</a> (GPU memory timeline per process)</li>
 <li><a href="/healthz">/healthz</a></li></ul></body></html>
 )";
-
-} // namespace
+}
 
 HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config,
-                         const HttpRejectionCounters &rejections) {
+                         const HttpRejectionCounters &rejections,
+                         const HttpRequestCounts &requests) {
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   return {
       {"/",
-       [](const std::string &) {
-         return HttpResponse{200, "text/html; charset=utf-8", kIndexPage, {}};
+       [page = landing_page(kVersion, host_name())](const std::string &) {
+         return HttpResponse{200, "text/html; charset=utf-8", page, {}};
        }},
       {"/metrics",
-       [&publisher, &rejections, proc_root = config.proc_root](const std::string &) {
+       [&publisher, &rejections, &requests, proc_root = config.proc_root](const std::string &) {
          const auto snapshot = publisher.latest();
          std::ostringstream body;
          render_text(snapshot->families, body);
          render_text(self_process_families(proc_root), body);
          render_text(http_rejection_families(rejections), body);
+         render_text(requests.families(), body);
          return HttpResponse{200, kTextContentType, body.str(), {}};
        }},
       {"/api/v1/kernels",

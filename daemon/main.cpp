@@ -3,7 +3,6 @@
 #include <iostream>
 #include <malloc.h>
 #include <memory>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -17,7 +16,9 @@
 #include "daemon/tracing_preflight.h"
 #include "exporters/metrics_publisher.h"
 #include "http/http_rejections.h"
+#include "http/http_request_counts.h"
 #include "http/http_server.h"
+#include "logging/logger_setup.h"
 #include "nvml/nvml_library.h"
 #include "os/os_tracer.h"
 #include "version.h"
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
   mallopt(M_ARENA_MAX, 2);
   const auto cli = parse_cli(argc, argv);
   if (cli.error) {
-    std::cerr << "neutracerd: " << *cli.error << "\n";
+    report_startup_error(*cli.error);
     return kExitConfigError;
   }
   if (cli.options->help) {
@@ -52,7 +53,7 @@ int main(int argc, char **argv) {
   }
   const auto loaded = load_effective_config(*cli.options, read_text_file);
   if (loaded.error) {
-    std::cerr << "neutracerd: " << loaded.error->what << "\n";
+    report_startup_error(loaded.error->what);
     return kExitConfigError;
   }
   const Config config = *loaded.config;
@@ -61,9 +62,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  spdlog::set_default_logger(spdlog::stderr_color_mt("neutracerd"));
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  const auto log_destination =
+      install_logger(parse_log_format(config.log_format).value_or(LogFormat::logfmt),
+                     config.log_level);
 
   install_signal_handlers();
 
@@ -99,10 +100,13 @@ int main(int argc, char **argv) {
     web.basic_auth_users = config.web.basic_auth_users;
     web.public_paths = {"/healthz"}; // for probes without credentials; README says why
     web.rejections = std::make_shared<HttpRejectionCounters>();
-    HttpServer server(web, daemon_routes(publisher, config, *web.rejections));
+    web.requests = std::make_shared<HttpRequestCounts>();
+    HttpServer server(web, daemon_routes(publisher, config, *web.rejections, *web.requests));
     loop.scan_once();
-    spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms", kVersion,
-                 config.listen, config.proc_root, config.scan_interval.count());
+    spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms, "
+                 "logging to {}",
+                 kVersion, config.listen, config.proc_root, config.scan_interval.count(),
+                 log_destination == LogDestination::journal ? "the journal" : "stderr");
     notifier.ready("serving metrics on " + config.listen);
     loop.run(stop_requested(), [] { report_hangups(); });
     notifier.stopping();

@@ -75,9 +75,14 @@ MetricFamily per_direction(const CudaState &state, std::string name, std::string
 
 std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_t cuda_processes) {
   std::vector<MetricFamily> out;
-  auto build = family("neutracer_build_info", "Version of neutracerd; the value is always 1.",
+  auto build = family("neutracer_build_info",
+                      "Version, git revision, compiler and libbpf of neutracerd; always 1.",
                       MetricType::gauge);
-  build.samples.push_back({{{"version", health.version}}, 1});
+  build.samples.push_back({{{"version", health.version},
+                            {"revision", health.revision},
+                            {"compiler", health.compiler},
+                            {"libbpf", health.libbpf}},
+                           1});
   out.push_back(std::move(build));
   const auto gauge = [&](std::string name, std::string help, double value) {
     auto f = family(std::move(name), std::move(help), MetricType::gauge);

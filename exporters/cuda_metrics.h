@@ -11,7 +11,11 @@ namespace neutracer {
 
 // The daemon's view of itself at the last scan.
 struct DaemonHealth {
+  // neutracer_build_info's labels.
   std::string version;
+  std::string revision; // git describe of the source tree, "unknown" outside git
+  std::string compiler; // "GNU 12.2.0"
+  std::string libbpf;   // the libbpf the daemon runs with, "v1.1"
   std::uint64_t attached_libraries = 0;
   std::uint64_t attached_probes = 0;
   std::uint64_t missing_symbols = 0;   // over attached libraries

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 
+#include "http/civetweb_listen.h"
 #include "http/content_encoding.h"
 #include "http/request_pipeline.h"
 #include "http/request_validation.h"
@@ -71,8 +72,11 @@ int handle_request(mg_connection *connection, void *data) {
 int answer_protocol_error(mg_connection *connection, int status, const char *message) {
   auto *pipeline = static_cast<RequestPipeline *>(mg_get_user_data(mg_get_context(connection)));
   const auto reason = rejection_reason_for_status(status);
-  if (reason && pipeline)
-    pipeline->rejections().count(*reason);
+  if (pipeline) {
+    if (reason)
+      pipeline->rejections().count(*reason);
+    pipeline->requests().count("other", status); // the path is the client's: never a label
+  }
   spdlog::debug("http: refused a request with {}", status);
   (void)message; // civetweb's message quotes the client's bytes: neither logged nor sent
   const std::string body = reason == RejectionReason::too_large ? "request too large\n"
@@ -137,11 +141,11 @@ HttpServer::HttpServer(const std::string &listen, HttpRoutes routes)
 HttpServer::HttpServer(const HttpServerOptions &options, HttpRoutes routes)
     : pipeline_(std::make_unique<RequestPipeline>(
           std::move(routes), options.max_concurrent_requests, make_authenticator(options),
-          options.public_paths, options.rejections)) {
-  // civetweb takes numeric addresses only.
-  std::string ports = options.listen;
-  if (ports.starts_with("localhost:"))
-    ports = "127.0.0.1:" + ports.substr(std::strlen("localhost:"));
+          options.public_paths, options.rejections, options.requests)) {
+  const auto listening_port = civetweb_listening_port(options.listen, civetweb_has_ipv6());
+  if (const auto *refusal = std::get_if<ListenRefusal>(&listening_port))
+    throw HttpError("cannot listen on " + options.listen + ": " + refusal->reason);
+  const std::string &ports = std::get<std::string>(listening_port);
   const std::string threads = std::to_string(
       std::max(options.max_connections, options.max_concurrent_requests + kMinSpareWorkers));
   const std::string timeout_ms = std::to_string(options.request_timeout.count());

@@ -38,6 +38,7 @@ class HttpError : public std::runtime_error {
 };
 
 class HttpRejectionCounters;
+class HttpRequestCounts;
 class RequestPipeline;
 
 // Workers beyond max_concurrent_requests at the least: they answer 503, 429, 401 and 400 while
@@ -64,6 +65,8 @@ struct HttpServerOptions {
   std::set<std::string> public_paths;
   // Where refused requests are counted; null: the server keeps its own counters.
   std::shared_ptr<HttpRejectionCounters> rejections;
+  // Where answered requests are counted by path and status; null: the server keeps its own.
+  std::shared_ptr<HttpRequestCounts> requests;
 };
 
 class HttpServer {

@@ -15,12 +15,19 @@ constexpr const char *kPlainText = "text/plain; charset=utf-8";
 RequestPipeline::RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent_requests,
                                  std::unique_ptr<BasicAuthenticator> authenticator,
                                  std::set<std::string> public_paths,
-                                 std::shared_ptr<HttpRejectionCounters> rejections)
+                                 std::shared_ptr<HttpRejectionCounters> rejections,
+                                 std::shared_ptr<HttpRequestCounts> requests)
     : routes_(std::move(routes)), limiter_(max_concurrent_requests),
       authenticator_(std::move(authenticator)), public_paths_(std::move(public_paths)),
-      rejections_(rejections ? std::move(rejections) : std::make_shared<HttpRejectionCounters>()) {}
+      rejections_(rejections ? std::move(rejections) : std::make_shared<HttpRejectionCounters>()),
+      requests_(requests ? std::move(requests) : std::make_shared<HttpRequestCounts>()) {}
 
-void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send) {
+void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send_answer) {
+  const ResponseSender send = [&](const HttpResponse &response) {
+    requests_->count(routes_.contains(request.raw_path) ? request.raw_path : "other",
+                     response.status);
+    send_answer(response);
+  };
   if (auto too_large = request_head_problem(request.head_bytes, request.header_count)) {
     rejections_->count(RejectionReason::too_large);
     send({431, kPlainText, "request too large: " + *too_large + "\n", {}});

@@ -11,6 +11,7 @@
 #include "http/basic_authenticator.h"
 #include "http/concurrency_limiter.h"
 #include "http/http_rejections.h"
+#include "http/http_request_counts.h"
 #include "http/http_server.h"
 
 namespace neutracer {
@@ -35,9 +36,10 @@ public:
   RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent_requests,
                   std::unique_ptr<BasicAuthenticator> authenticator,
                   std::set<std::string> public_paths,
-                  std::shared_ptr<HttpRejectionCounters> rejections);
+                  std::shared_ptr<HttpRejectionCounters> rejections,
+                  std::shared_ptr<HttpRequestCounts> requests = nullptr);
 
-  // Answers `request` through `send`, which runs while the request still counts against the
+  // Answers `request` through `send` and counts the answer by path and status. `send` runs while the request still counts against the
   // concurrency limit (writing to a slow client occupies a worker too). Order: head, path and
   // body checks; public paths served at once; authentication (401, or 429 while every bcrypt
   // slot is busy); the concurrency limit (503); the route. Never throws from a handler: its
@@ -46,6 +48,7 @@ public:
 
   const HttpRoutes &routes() const { return routes_; }
   HttpRejectionCounters &rejections() { return *rejections_; }
+  HttpRequestCounts &requests() { return *requests_; }
 
 private:
   // The 401 or 429 for a request that may not pass, or nullopt.
@@ -57,6 +60,7 @@ private:
   std::unique_ptr<BasicAuthenticator> authenticator_;
   std::set<std::string> public_paths_;
   std::shared_ptr<HttpRejectionCounters> rejections_;
+  std::shared_ptr<HttpRequestCounts> requests_;
 };
 
 } // namespace neutracer

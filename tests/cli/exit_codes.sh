@@ -38,7 +38,8 @@ expect 2 'scan_interval' -- --check-config --config "$dir/range.yaml"
 expect 2 'missing.yaml' -- --check-config --config "$dir/missing.yaml"
 expect 2 'fifo.yaml: cannot read config file: is a FIFO' -- --check-config --config "$dir/fifo.yaml"
 expect 2 'huge.yaml: cannot read config file: file is larger than' -- --check-config --config "$dir/huge.yaml"
-expect 2 'listen' -- --check-config --config "$dir/good.yaml" --listen '[::1]:80'
+expect 2 'needs brackets' -- --check-config --config "$dir/good.yaml" --listen '::1:80'
+expect 2 'no IPv6 support' -- --check-config --config "$dir/good.yaml" --web.listen-address '[::1]:80'
 expect 2 "proc_root: invalid value '/nonexistent': does not exist" -- --check-config --config "$dir/no_proc.yaml"
 expect 2 "--proc-root: invalid value '$dir': holds no process directories" -- --check-config --config "$dir/good.yaml" --proc-root "$dir"
 expect 2 'no-such-flag' -- --no-such-flag

@@ -228,7 +228,15 @@ TEST_F(TracingE2E, SelfMetricsArePresentFromTheFirstScrapeAndLintClean) {
   // Present from the start; their values count every process on the host, not only ours.
   EXPECT_TRUE(s.contains("neutracer_events_dropped_total{source=\"ring_buffer\"}"));
   EXPECT_TRUE(s.contains("neutracer_bpf_map_update_errors_total{map=\"launches\"}"));
-  EXPECT_EQ(s.at("neutracer_build_info{version=\"" NEUTRACER_VERSION "\"}"), 1);
+  // version, then the git revision, the compiler and the libbpf the daemon runs with.
+  bool build_info = false;
+  for (const auto &[series_text, value] : s)
+    if (series_text.starts_with("neutracer_build_info{version=\"" NEUTRACER_VERSION
+                                "\",revision=\"") &&
+        series_text.find("\",compiler=\"") != std::string::npos &&
+        series_text.find("\",libbpf=\"v") != std::string::npos && value == 1)
+      build_info = true;
+  EXPECT_TRUE(build_info);
 
   // promtool lints a scrape that has every family populated.
   auto scenario =

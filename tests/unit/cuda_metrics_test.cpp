@@ -126,6 +126,9 @@ CudaState deterministic_state() {
 DaemonHealth deterministic_health() {
   DaemonHealth health;
   health.version = "1.2.3-test";
+  health.revision = "c560c51a1b2c-dirty";
+  health.compiler = "GNU 12.2.0";
+  health.libbpf = "v1.1";
   health.attached_libraries = 2;
   health.attached_probes = 118;
   health.missing_symbols = 4;
@@ -199,6 +202,9 @@ TEST(CudaMetrics, DaemonFamilies) {
   const auto &build = family(families, "neutracer_build_info");
   ASSERT_EQ(build.samples.size(), 1u);
   EXPECT_EQ(label(build.samples[0].labels, "version"), "1.2.3-test");
+  EXPECT_EQ(label(build.samples[0].labels, "revision"), "c560c51a1b2c-dirty");
+  EXPECT_EQ(label(build.samples[0].labels, "compiler"), "GNU 12.2.0");
+  EXPECT_EQ(label(build.samples[0].labels, "libbpf"), "v1.1");
   EXPECT_EQ(build.samples[0].value, 1.0);
   EXPECT_EQ(family(families, "neutracer_cuda_processes").samples.at(0).value, 3.0);
   EXPECT_EQ(family(families, "neutracer_attached_probes").samples.at(0).value, 118.0);

@@ -7,6 +7,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unistd.h>
+
+#include "version.h"
 
 namespace neutracer {
 namespace {
@@ -38,12 +41,13 @@ protected:
   }
 
   HttpResponse get(const std::string &path, const std::string &query = "") {
-    return route("GET", path, daemon_routes(publisher, config, rejections), query);
+    return route("GET", path, daemon_routes(publisher, config, rejections, requests), query);
   }
 
   MetricsPublisher publisher;
   Config config;
   HttpRejectionCounters rejections;
+  HttpRequestCounts requests;
 };
 
 TEST_F(DaemonRoutesTest, IndexLinksEveryPage) {
@@ -53,6 +57,34 @@ TEST_F(DaemonRoutesTest, IndexLinksEveryPage) {
   for (const char *path : {"/metrics", "/api/v1/kernels", "/api/v1/processes", "/api/v1/alerts",
                            "/memory", "/healthz"})
     EXPECT_NE(response.body.find("href=\"" + std::string(path) + "\""), std::string::npos) << path;
+}
+
+TEST_F(DaemonRoutesTest, IndexNamesTheDaemonItsVersionAndTheHost) {
+  char host[256] = "";
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  const auto body = get("/").body;
+  EXPECT_NE(body.find("<title>neutracerd " + std::string(kVersion) + " on " + host + "</title>"),
+            std::string::npos)
+      << body;
+}
+
+TEST(LandingPage, EscapesTheHostName) {
+  const auto page = landing_page("1.0", "<script>\"&");
+  EXPECT_EQ(page.find("<script>"), std::string::npos);
+  EXPECT_NE(page.find("neutracerd 1.0 on &lt;script&gt;&quot;&amp;"), std::string::npos) << page;
+}
+
+TEST_F(DaemonRoutesTest, MetricsCountRequestsByPathAndCode) {
+  publish_scan();
+  requests.count("/healthz", 200);
+  requests.count("other", 404);
+  const auto body = get("/metrics").body;
+  EXPECT_NE(body.find("# TYPE neutracer_http_requests_total counter\n"), std::string::npos);
+  EXPECT_NE(body.find("neutracer_http_requests_total{path=\"/healthz\",code=\"200\"} 1\n"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("neutracer_http_requests_total{path=\"other\",code=\"404\"} 1\n"),
+            std::string::npos);
 }
 
 TEST_F(DaemonRoutesTest, MetricsHoldTheSnapshotTheProcessAndTheRejections) {
@@ -141,7 +173,7 @@ TEST_F(DaemonRoutesTest, HealthzIs503WhenTheLoopStopsPublishing) {
 }
 
 TEST_F(DaemonRoutesTest, OnlyGetAndHeadAndOnlyKnownPaths) {
-  const auto routes = daemon_routes(publisher, config, rejections);
+  const auto routes = daemon_routes(publisher, config, rejections, requests);
   EXPECT_EQ(route("HEAD", "/healthz", routes).status, 503);
   EXPECT_EQ(route("POST", "/metrics", routes).status, 405);
   EXPECT_EQ(route("GET", "/metrics/", routes).status, 404);

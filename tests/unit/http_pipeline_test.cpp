@@ -208,3 +208,61 @@ TEST_F(PipelineTest, KeepsItsOwnCountersWhenGivenNone) {
 
 } // namespace
 } // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+// Sample value of neutracer_http_requests_total{path,code}, 0 when absent.
+double requests_total(const HttpRequestCounts &counts, const std::string &path,
+                      const std::string &code) {
+  for (const auto &family : counts.families())
+    for (const auto &sample : family.samples)
+      if (sample.labels.size() == 2 && sample.labels[0].second == path &&
+          sample.labels[1].second == code)
+        return sample.value;
+  return 0;
+}
+
+TEST_F(PipelineTest, CountsEveryAnswerByRouteAndStatusNeverByTheClientsPath) {
+  auto counts = std::make_shared<HttpRequestCounts>();
+  RequestPipeline counted(routes(), 4,
+                          std::make_unique<BasicAuthenticator>(std::map<std::string, std::string>{
+                              {"prometheus", bcrypt_hash("pw", 4)}}),
+                          {"/healthz"}, rejections, counts);
+  serve(counted, request("/healthz"));
+  serve(counted, request("/healthz"));
+  serve(counted, request("/metrics"));               // no credentials: 401
+  serve(counted, request("/no/such/page/12345"));    // 401 before routing, counted as "other"
+  serve(counted, request("/%2e%2e/etc/passwd"));     // 400 path check
+  auto authorized = request("/metrics");
+  authorized.authorization = "Basic " + std::string("cHJvbWV0aGV1czpwdw=="); // prometheus:pw
+  serve(counted, authorized);
+  authorized.raw_path = "/fail";
+  serve(counted, authorized); // the handler throws: 500
+  EXPECT_EQ(requests_total(*counts, "/healthz", "200"), 2);
+  EXPECT_EQ(requests_total(*counts, "/metrics", "401"), 1);
+  EXPECT_EQ(requests_total(*counts, "/metrics", "200"), 1);
+  EXPECT_EQ(requests_total(*counts, "other", "401"), 1);
+  EXPECT_EQ(requests_total(*counts, "other", "400"), 1);
+  EXPECT_EQ(requests_total(*counts, "/fail", "500"), 1);
+  std::size_t series = 0;
+  for (const auto &family : counts->families()) {
+    EXPECT_EQ(family.name, "neutracer_http_requests_total");
+    EXPECT_EQ(family.type, MetricType::counter);
+    series += family.samples.size();
+  }
+  EXPECT_EQ(series, 6u);
+}
+
+TEST(HttpRequestCounts, StatusesOutsideHttpsRangeShareOneSeries) {
+  HttpRequestCounts counts;
+  counts.count("other", 99);
+  counts.count("other", 600);
+  counts.count("other", -1);
+  EXPECT_EQ(requests_total(counts, "other", "other"), 3);
+  counts.count("/metrics", 599);
+  EXPECT_EQ(requests_total(counts, "/metrics", "599"), 1);
+}
+
+} // namespace
+} // namespace neutracer
