@@ -169,6 +169,67 @@ std::optional<ContainerIdentity> identity_in_path(std::string_view path) {
   return std::nullopt;
 }
 
+bool all_digits(std::string_view text) {
+  for (const char c : text)
+    if (c < '0' || c > '9')
+      return false;
+  return true;
+}
+
+// "job_<digits>" gives the digits, anything else "".
+std::string_view slurm_job_id_of(std::string_view component) {
+  constexpr std::string_view kPrefix = "job_";
+  constexpr std::size_t kMaxDigits = 10; // 4294967295
+  if (!component.starts_with(kPrefix))
+    return {};
+  const auto id = component.substr(kPrefix.size());
+  return !id.empty() && id.size() <= kMaxDigits && all_digits(id) ? id : std::string_view();
+}
+
+// cgroup v2: slurmd's scope, "slurmstepd.scope" or "<node>_slurmstepd.scope" (slurmd built
+// with --enable-multiple-slurmd).
+bool is_slurmstepd_scope(std::string_view component) {
+  constexpr std::string_view kScope = "slurmstepd.scope";
+  return component == kScope ||
+         (component.size() > kScope.size() + 1 && component.ends_with(kScope) &&
+          component[component.size() - kScope.size() - 1] == '_');
+}
+
+// cgroup v1: "slurm" (or "slurm_<node>") then "uid_<uid>" above the job.
+bool is_slurm_v1_parents(std::string_view root, std::string_view user) {
+  const bool slurm_root = root == "slurm" || (root.starts_with("slurm_") && root.size() > 6);
+  return slurm_root && user.starts_with("uid_") && user.size() > 4 && all_digits(user.substr(4));
+}
+
+std::string_view slurm_job_in_path(std::string_view path) {
+  const auto components = split(path, '/');
+  for (std::size_t i = components.size(); i-- > 0;) {
+    const auto id = slurm_job_id_of(components[i]);
+    if (id.empty())
+      continue;
+    if (i >= 1 && is_slurmstepd_scope(components[i - 1]))
+      return id;
+    if (i >= 2 && is_slurm_v1_parents(components[i - 2], components[i - 1]))
+      return id;
+  }
+  return {};
+}
+
+// Lines are "hierarchy-id:controllers:path"; the path itself may hold colons. Calls `visit`
+// with each path until it returns true.
+template <typename Visit> void for_each_cgroup_path(std::string_view cgroup_text, Visit visit) {
+  for (auto line : split(cgroup_text, '\n')) {
+    if (line.ends_with('\r'))
+      line.remove_suffix(1);
+    const auto first = line.find(':');
+    const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos)
+      continue;
+    if (visit(line.substr(second + 1)))
+      return;
+  }
+}
+
 } // namespace
 
 bool is_container_id(std::string_view text) { return text.size() == kIdLength && all_hex(text); }
@@ -187,19 +248,27 @@ bool is_pod_uid(std::string_view text) {
 }
 
 ContainerIdentity container_identity_from_cgroup(std::string_view cgroup_text) {
-  // Lines are "hierarchy-id:controllers:path"; the path itself may hold colons.
-  for (auto line : split(cgroup_text, '\n')) {
-    if (line.ends_with('\r'))
-      line.remove_suffix(1);
-    const auto first = line.find(':');
-    const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos)
-      continue;
-    // v1 hierarchies all name the same container; in hybrid mode "0::/" may stay at the root.
-    if (auto identity = identity_in_path(line.substr(second + 1)))
-      return std::move(*identity);
-  }
-  return {};
+  ContainerIdentity identity;
+  // v1 hierarchies all name the same container; in hybrid mode "0::/" may stay at the root.
+  for_each_cgroup_path(cgroup_text, [&](std::string_view path) {
+    auto found = identity_in_path(path);
+    if (found)
+      identity = std::move(*found);
+    return found.has_value();
+  });
+  identity.slurm_job = slurm_job_from_cgroup(cgroup_text);
+  return identity;
+}
+
+std::string slurm_job_from_cgroup(std::string_view cgroup_text) {
+  // Under cgroup v1 Slurm's task plugin creates the job in some hierarchies only (freezer,
+  // cpuset, memory, devices): the others show slurmd's service.
+  std::string_view job;
+  for_each_cgroup_path(cgroup_text, [&](std::string_view path) {
+    job = slurm_job_in_path(path);
+    return !job.empty();
+  });
+  return std::string(job);
 }
 
 } // namespace neutracer

@@ -1,5 +1,6 @@
 #pragma once
-// Which container a process runs in, read from its /proc/<pid>/cgroup text. Pure: no I/O.
+// Which container (and Slurm job) a process runs in, read from its /proc/<pid>/cgroup text.
+// Pure: no I/O.
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,9 @@ struct ContainerIdentity {
   std::string id;      // 64 hex digits; empty outside a container
   std::string runtime; // docker, containerd, cri-o, podman, or "" when the path does not say
   std::string pod_uid; // Kubernetes pod uid with dashes, or ""
+  // The Slurm job id (decimal digits) whose cgroup holds the process, in or outside a
+  // container; "" outside Slurm's cgroups.
+  std::string slurm_job = {};
   bool operator==(const ContainerIdentity &) const = default;
 };
 
@@ -22,6 +26,13 @@ bool is_pod_uid(std::string_view text);
 // and systemd drivers), containerd (Kubernetes with either driver, nerdctl), CRI-O and podman
 // (rootful and rootless). conmon's scopes are not containers. Nested containers give the
 // innermost. Anything else with a 64-hex path component gives the id alone.
+// slurm_job comes from slurm_job_from_cgroup.
 ContainerIdentity container_identity_from_cgroup(std::string_view cgroup_text);
+
+// The id of Slurm's job_<id> cgroup on the path, "" when there is none: cgroup v2
+// (.../system.slice/[<node>_]slurmstepd.scope/job_<id>/step_<step>/...) and cgroup v1
+// (.../slurm[_<node>]/uid_<uid>/job_<id>/step_<step>/...). A job_<id> directory elsewhere is
+// not Slurm's. Ids are 1 to 10 decimal digits (Slurm's are 32-bit); the innermost job wins.
+std::string slurm_job_from_cgroup(std::string_view cgroup_text);
 
 } // namespace neutracer

@@ -225,6 +225,7 @@ void DaemonLoop::scan_once() {
   std::erase_if(discovery.processes,
                 [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
   pod_names_.resolve(discovery.processes);
+  docker_names_.resolve(discovery.processes);
   bool attach_out_of_descriptors = false;
   attach_new_libraries(discovery, attach_out_of_descriptors);
   if (launches_) {

@@ -10,6 +10,7 @@
 #include "common/process_image.h"
 #include "common/procfs.h"
 #include "config/config.h"
+#include "containers/docker_names.h"
 #include "containers/kubernetes_pods.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracing.h"
@@ -84,6 +85,7 @@ private:
   DetectorSet detectors_;
   MemoryTimeline timeline_;
   KubernetesPodNames pod_names_;
+  DockerContainerNames docker_names_; // names of containers outside Kubernetes
   AlertDelivery delivery_;
   DaemonHealth health_;
   FdLimitWarning fd_limit_warning_;

@@ -6,8 +6,8 @@
 
 namespace neutracer {
 
-// container, runtime, pod_uid, namespace, pod, container_name; unknown ones left out. Also the
-// container fields of /api/v1/processes.
+// container (the name), container_id, runtime, pod_uid, namespace, pod, slurm_job; unknown ones
+// left out. Also the container fields of /api/v1/processes.
 Labels container_info_labels(const ContainerInfo &container);
 
 // One sample (value 1) per distinct container id among the traced processes, by id.

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exporters/container_metrics.h"
+
 namespace neutracer {
 
 std::string kernels_json(const CudaState &state) {
@@ -11,10 +13,12 @@ std::string kernels_json(const CudaState &state) {
     for (const auto &[label, series] : process.kernels)
       kernels.push_back(
           {{"kernel", label}, {"launches", series.launches}, {"full_names", series.full_names}});
-    processes.push_back({{"pid", id.pid},
-                         {"comm", process.comm},
-                         {"container", process.container.identity.id},
-                         {"kernels", std::move(kernels)}});
+    nlohmann::json entry{{"pid", id.pid}, {"comm", process.comm}};
+    // The container fields of /api/v1/processes: container (the name), container_id, ...
+    for (const auto &[key, value] : container_info_labels(process.container))
+      entry[key] = value;
+    entry["kernels"] = std::move(kernels);
+    processes.push_back(std::move(entry));
   }
   // Replace invalid UTF-8 (names come from traced processes) instead of throwing.
   return nlohmann::json{{"processes", std::move(processes)}}.dump(

@@ -9,17 +9,21 @@
 
 namespace neutracer {
 
-// The labels every per-process series carries: pid, comm and, inside a container, container
-// (the id); namespace and pod where the kubelet's log names resolved them.
+// The labels every per-process series carries: pid, comm and, where known, container (the
+// container's name: the pod spec's in Kubernetes, Docker's), container_id (64-hex id from the
+// cgroup path), namespace and pod (from the kubelet's log names) and slurm_job (the Slurm job id
+// from the cgroup path). Those unknown are left out. `container` held the id until
+// container_id took it (README, "Breaking change: container labels").
 inline Labels process_labels(const ProcessId &id, const std::string &comm,
                              const ContainerInfo &container) {
   Labels labels{{"pid", std::to_string(id.pid)}, {"comm", comm}};
-  if (!container.identity.id.empty())
-    labels.emplace_back("container", container.identity.id);
-  if (!container.pod.namespace_name.empty())
-    labels.emplace_back("namespace", container.pod.namespace_name);
-  if (!container.pod.pod.empty())
-    labels.emplace_back("pod", container.pod.pod);
+  for (const auto &[name, value] :
+       {std::pair{"container", &container.name()},
+        std::pair{"container_id", &container.identity.id},
+        std::pair{"namespace", &container.pod.namespace_name}, std::pair{"pod", &container.pod.pod},
+        std::pair{"slurm_job", &container.identity.slurm_job}})
+    if (!value->empty())
+      labels.emplace_back(name, *value);
   return labels;
 }
 

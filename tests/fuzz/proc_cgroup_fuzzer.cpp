@@ -1,7 +1,8 @@
-// Fuzzes the container id extraction from /proc/<pid>/cgroup. Cgroup names are chosen by
-// whoever creates the cgroup (container runtimes, users with delegated cgroups).
+// Fuzzes the container id and Slurm job extraction from /proc/<pid>/cgroup. Cgroup names are
+// chosen by whoever creates the cgroup (container runtimes, users with delegated cgroups).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "containers/container_identity.h"
@@ -22,5 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   for (const char c : id)
     require(is_lower_hex(c), "an id is lower-case hex");
   require(id.empty() || text.find(id) != std::string_view::npos, "the id is in the text");
+
+  const auto job = neutracer::slurm_job_from_cgroup(text);
+  require(job.size() <= 10, "a Slurm job id has at most 10 digits");
+  for (const char c : job)
+    require(c >= '0' && c <= '9', "a Slurm job id is decimal");
+  require(job.empty() || text.find("/job_" + job) != std::string_view::npos,
+          "the job directory is in the text");
+  require(neutracer::container_identity_from_cgroup(text).slurm_job == job,
+          "the identity carries the same job");
   return 0;
 }

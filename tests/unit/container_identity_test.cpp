@@ -34,6 +34,7 @@ TEST_P(CgroupLayout, GivesTheContainerRuntimeAndPod) {
   EXPECT_EQ(identity.id, layout.expected.id);
   EXPECT_EQ(identity.runtime, layout.expected.runtime);
   EXPECT_EQ(identity.pod_uid, layout.expected.pod_uid);
+  EXPECT_EQ(identity.slurm_job, layout.expected.slurm_job);
 }
 
 constexpr const char *kUid1 = "92221d12-8329-4c28-ac5a-a59d6ab00aa1";
@@ -76,7 +77,11 @@ INSTANTIATE_TEST_SUITE_P(
         Layout{
             "nerdctl-cgroupfs-v1",
             {"29a1cd509ef12885508001e0e0a77078340cdd9081a78a36768a3de4c6c0c729", "containerd", ""}},
-        Layout{"host-service-v2", {}}, Layout{"host-session-v1", {}}),
+        Layout{"host-service-v2", {}}, Layout{"host-session-v1", {}},
+        // Slurm jobs: no container, the job id.
+        Layout{"slurm-v2", {"", "", "", "1234"}}, Layout{"slurm-stepd-v2", {"", "", "", "1234"}},
+        Layout{"slurm-batch-multiple-slurmd-v2", {"", "", "", "4294967294"}},
+        Layout{"slurm-v1", {"", "", "", "5678"}}),
     [](const ::testing::TestParamInfo<Layout> &info) {
       std::string name = info.param.fixture;
       for (auto &c : name)
@@ -164,6 +169,55 @@ TEST(ContainerIdentity, NotAContainer) {
       "0::/kubepods/burstable/pod12345678-aaaa-bbbb-cccc-1234567890ab\n"};
   for (const auto &text : texts)
     EXPECT_EQ(parse(text), ContainerIdentity{}) << text;
+}
+
+TEST(SlurmJob, InAndAroundContainers) {
+  // A container started inside a job's step (Slurm's scope is the container's parent) and a
+  // Slurm node running in a container (the cgroup namespace's root is the container's).
+  EXPECT_EQ(parse(std::string("0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0/"
+                              "docker-") +
+                  kId + ".scope\n"),
+            (ContainerIdentity{kId, "docker", "", "42"}));
+  EXPECT_EQ(
+      parse(std::string("0::/docker/") + kId + "/system.slice/slurmstepd.scope/job_42/step_0\n"),
+      (ContainerIdentity{kId, "docker", "", "42"}));
+  // Nested jobs (a Slurm cluster inside a job): the innermost, as with containers.
+  EXPECT_EQ(slurm_job_from_cgroup("0::/system.slice/slurmstepd.scope/job_1/step_0/user/task_0/"
+                                  "system.slice/slurmstepd.scope/job_2/step_0\n"),
+            "2");
+}
+
+TEST(SlurmJob, LaterV1LineWhenTheFirstIsSlurmds) {
+  EXPECT_EQ(slurm_job_from_cgroup("1:name=systemd:/system.slice/slurmd.service\n"
+                                  "4:memory:/slurm_node3/uid_0/job_9/step_extern/task_0\n"),
+            "9");
+  EXPECT_EQ(parse("0::/\r\n11:freezer:/slurm/uid_1000/job_77/step_batch\r\n").slurm_job, "77");
+}
+
+TEST(SlurmJob, OnlySlurmsJobDirectories) {
+  const std::vector<std::string> texts = {
+      "", "0::/\n", "0::/system.slice/slurmd.service\n",
+      "0::/system.slice/slurmstepd.scope\n",         // slurmstepd's own scope, no job
+      "0::/system.slice/slurmstepd.scope/system\n",  // the scope's idle leaf
+      "0::/user.slice/job_1234\n",                   // a job_ directory not under Slurm
+      "0::/batch/uid_1000/job_1234/step_0\n",        // v1 layout under another root
+      "4:memory:/slurm/job_1234/step_0\n",           // no uid_ level
+      "4:memory:/slurm/uid_x/job_1234/step_0\n",     // uid not numeric
+      "4:memory:/slurmx/uid_1/job_1234/step_0\n",    // another root's name
+      "4:memory:/slurm_/uid_1/job_1234/step_0\n",    // no node after the underscore
+      "0::/system.slice/xslurmstepd.scope/job_1\n",  // not <node>_slurmstepd.scope
+      "0::/system.slice/_slurmstepd.scope/job_1\n",  // empty node name
+      "0::/system.slice/slurmstepd.scope/job_\n",    // no id
+      "0::/system.slice/slurmstepd.scope/job_12a\n", // not decimal
+      "0::/system.slice/slurmstepd.scope/job_-1\n",
+      "0::/system.slice/slurmstepd.scope/job_12345678901\n", // 11 digits: not a 32-bit id
+      // A SLUID directory (CgroupJobIdPaths=no in newer Slurm) is not a job_<id>.
+      "0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/user/task_0\n", "garbage\n",
+      "0:/system.slice/slurmstepd.scope/job_1\n"};
+  for (const auto &text : texts) {
+    EXPECT_EQ(slurm_job_from_cgroup(text), "") << text;
+    EXPECT_EQ(parse(text), ContainerIdentity{}) << text;
+  }
 }
 
 TEST(ContainerIdentity, Predicates) {

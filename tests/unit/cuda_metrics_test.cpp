@@ -27,6 +27,7 @@ constexpr std::uint64_t kContext0 = 0xc0;
 constexpr std::uint64_t kContext1 = 0xc1;
 constexpr const char *kContainer =
     "3f4e9c1d2b7a8e6f5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e";
+constexpr const char *kPodUid = "5f3e1a2b-4c6d-4e8f-9a0b-1c2d3e4f5a6b";
 
 nt_call_event call(std::uint32_t tgid, std::uint64_t start_ticks, nt_api api,
                    std::initializer_list<std::uint64_t> args,
@@ -68,7 +69,8 @@ CudaState deterministic_state() {
   settings.ticks_per_second = 100;
   CudaState state(settings);
 
-  // Process 1001: in a container, with kernels, memory, copies, syncs and errors.
+  // Process 1001: in a Kubernetes pod's container, with kernels, memory, copies, syncs and
+  // errors.
   const std::uint32_t a = 1001;
   const std::uint64_t as = 500;
   state.apply(call(a, as, NT_API_PRIMARY_CTX_RETAIN, {0, 0}, {kContext0}));
@@ -110,15 +112,20 @@ CudaState deterministic_state() {
   state.set_inflight_calls({{a, a, as * kNsPerTick, NT_API_STREAM_SYNCHRONIZE, 1'000'000'000}},
                            1'500'000'000);
 
-  // Process 77: no container, a comm that needs escaping, almost nothing else.
+  // Process 77: no container but a Slurm job, a comm that needs escaping, almost nothing else.
   const std::uint32_t b = 77;
   const std::uint64_t bs = 12;
   state.apply(call(b, bs, NT_API_MEM_ALLOC_PITCH, {0, 0, 500, 3, 4}, {0x7e0000000000, 512}));
 
   DiscoveryResult discovery;
   discovery.processes.push_back(
-      {{static_cast<int>(a), as}, "python3", "/usr/bin/python3", {{kContainer, "", ""}, {}}, {}});
-  discovery.processes.push_back({{static_cast<int>(b), bs}, "say \"hi\" \\", "/opt/x", {}, {}});
+      {{static_cast<int>(a), as},
+       "python3",
+       "/usr/bin/python3",
+       {{kContainer, "containerd", kPodUid}, {"ml", "trainer-0", "pytorch"}},
+       {}});
+  discovery.processes.push_back(
+      {{static_cast<int>(b), bs}, "say \"hi\" \\", "/opt/x", {{"", "", "", "4242"}, {}}, {}});
   state.update_processes(discovery, [](const ProcessId &) { return true; });
   return state;
 }
@@ -225,14 +232,18 @@ TEST(CudaMetrics, ProcessSeries) {
   const auto state = deterministic_state();
   const auto families = cuda_families(state);
 
-  // Four memory kinds per process and GPU, labelled pid/comm[/container]/gpu/kind: 1001 used
+  // Four memory kinds per process and GPU, labelled pid/comm, container/container_id/namespace/
+  // pod (1001) or slurm_job (77), gpu/kind: 1001 used
   // GPUs 0 and 1, 77 bound no context (gpu "unknown").
   const auto &used = family(families, "neutracer_cuda_memory_used_bytes");
   ASSERT_EQ(used.samples.size(), 12u);
   for (const auto &sample : used.samples) {
     const auto pid = label(sample.labels, "pid");
     ASSERT_TRUE(pid == "77" || pid == "1001") << pid;
-    EXPECT_EQ(label(sample.labels, "container"), pid == "1001" ? kContainer : "<absent>");
+    EXPECT_EQ(label(sample.labels, "container_id"), pid == "1001" ? kContainer : "<absent>");
+    EXPECT_EQ(label(sample.labels, "container"), pid == "1001" ? "pytorch" : "<absent>");
+    EXPECT_EQ(label(sample.labels, "pod"), pid == "1001" ? "trainer-0" : "<absent>");
+    EXPECT_EQ(label(sample.labels, "slurm_job"), pid == "77" ? "4242" : "<absent>");
     const auto kind = label(sample.labels, "kind");
     const auto gpu = label(sample.labels, "gpu");
     double expected = 0;

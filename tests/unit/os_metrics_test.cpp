@@ -1,4 +1,5 @@
 #include "exporters/cuda_metrics.h"
+#include "exporters/metric_builders.h"
 #include "exporters/os_metrics.h"
 #include "exposition/exposition.h"
 
@@ -65,12 +66,13 @@ OsCounters bpf_counters() {
   return c;
 }
 
-// Three processes: both sources (in a container), /proc only (io unreadable), BPF only.
+// Three processes: both sources (in a named Docker container), /proc only (io unreadable), BPF
+// only (in a Slurm job). Labels as the daemon makes them (process_labels).
 std::vector<OsProcessView> deterministic_views() {
   std::vector<OsProcessView> views;
-  views.push_back({{{"pid", "1001"}, {"comm", "python3"}, {"container", kContainer}},
-                   proc_sample(),
-                   bpf_counters()});
+  views.push_back({process_labels({1001, 4242}, "python3",
+                                  ContainerInfo{{kContainer, "docker", ""}, {}, "trainer"}),
+                   proc_sample(), bpf_counters()});
   auto no_io = proc_sample();
   no_io.io.reset();
   no_io.voluntary_ctxt_switches.reset();
@@ -78,7 +80,8 @@ std::vector<OsProcessView> deterministic_views() {
   views.push_back({{{"pid", "77"}, {"comm", "say \"hi\" \\"}}, no_io, std::nullopt});
   OsCounters only = {};
   only.oncpu_ns = 1;
-  views.push_back({{{"pid", "5"}, {"comm", "trainer"}}, std::nullopt, only});
+  views.push_back({process_labels({5, 9}, "trainer", ContainerInfo{{"", "", "", "4242"}, {}}),
+                   std::nullopt, only});
   return views;
 }
 
@@ -260,9 +263,11 @@ TEST(OsMetrics, LabelsAndValues) {
   const auto families = os_families(deterministic_views());
   const auto &cpu = family(families, "neutracer_process_cpu_seconds_total");
   ASSERT_EQ(cpu.samples.size(), 4u); // user+system for the two processes with /proc samples
-  EXPECT_EQ(
-      cpu.samples[0].labels,
-      (Labels{{"pid", "1001"}, {"comm", "python3"}, {"container", kContainer}, {"mode", "user"}}));
+  EXPECT_EQ(cpu.samples[0].labels, (Labels{{"pid", "1001"},
+                                           {"comm", "python3"},
+                                           {"container", "trainer"},
+                                           {"container_id", kContainer},
+                                           {"mode", "user"}}));
   EXPECT_EQ(cpu.samples[0].value, 12.5);
   EXPECT_EQ(label(cpu.samples[1].labels, "mode"), "system");
   EXPECT_EQ(cpu.samples[1].value, 0.75);
@@ -273,6 +278,8 @@ TEST(OsMetrics, LabelsAndValues) {
   EXPECT_EQ(oncpu.samples[0].value, 12.25);
   EXPECT_EQ(oncpu.samples[1].value, 1e-9);
   EXPECT_EQ(label(oncpu.samples[1].labels, "container"), "<absent>");
+  EXPECT_EQ(label(oncpu.samples[1].labels, "container_id"), "<absent>");
+  EXPECT_EQ(label(oncpu.samples[1].labels, "slurm_job"), "4242");
 
   EXPECT_EQ(family(families, "neutracer_process_offcpu_seconds_total").samples[0].value, 180.5);
   EXPECT_EQ(family(families, "neutracer_process_runqueue_wait_seconds_total").samples[0].value,
@@ -335,9 +342,10 @@ TEST(OsMetrics, LatencyHistogram) {
   EXPECT_EQ(h.sum, 9.5);
 
   const auto text = render(families);
-  const std::string series =
-      "neutracer_process_io_latency_seconds_bucket{pid=\"1001\",comm=\"python3\",container=\"" +
-      std::string(kContainer) + "\",le=\"";
+  const std::string series = "neutracer_process_io_latency_seconds_bucket{pid=\"1001\",comm="
+                             "\"python3\",container=\"trainer\","
+                             "container_id=\"" +
+                             std::string(kContainer) + "\",le=\"";
   const auto bucket = [&](const std::string &le) {
     const auto at = text.find(series + le + "\"} ");
     EXPECT_NE(at, std::string::npos) << le;
