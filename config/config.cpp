@@ -463,6 +463,12 @@ const std::vector<Field> kAlertFields = {
      nullptr},
 };
 
+const std::vector<Field> kMetricsFields = {
+    {"process_histograms",
+     [](const YAML::Node &v, Config &c) { return read_bool(v, c.metrics.process_histograms); },
+     nullptr},
+};
+
 const std::vector<Field> kKubernetesFields = {
     {"log_dir",
      [](const YAML::Node &v, Config &c) {
@@ -569,6 +575,7 @@ const std::vector<Field> kTopFields = {
     {"detectors", nullptr, &kDetectorFields},
     {"alerts", nullptr, &kAlertFields},
     {"web", nullptr, &kWebFields},
+    {"metrics", nullptr, &kMetricsFields},
     {"kubernetes", nullptr, &kKubernetesFields},
     {"nvml", nullptr, &kNvmlFields},
 };

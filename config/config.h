@@ -87,6 +87,13 @@ struct Config {
     bool operator==(const Web &) const = default;
   } web;
 
+  struct Metrics {
+    // Per-process histograms (CUDA sync waits, block IO latency); off keeps their sums.
+    bool process_histograms = true;
+
+    bool operator==(const Metrics &) const = default;
+  } metrics;
+
   struct Kubernetes {
     // Where the kubelet writes containers/ and pods/ (log names give pod, namespace and
     // container names); empty disables the lookup.

@@ -401,8 +401,9 @@ void DaemonLoop::publish() {
       view.bpf = counters->second;
     os_views.push_back(std::move(view));
   }
-  for (auto &&families : {cuda_families(state_), kernel_name_families(state_),
-                          detector_families(detectors_, delivery_), os_families(os_views)})
+  const SeriesSettings series{config_.metrics.process_histograms};
+  for (auto &&families : {cuda_families(state_, series), kernel_name_families(state_),
+                          detector_families(detectors_, delivery_), os_families(os_views, series)})
     std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
   snapshot->families.push_back(container_info_family(state_));
   for (auto &family : launch_counting_families(

@@ -29,7 +29,18 @@ template <typename Fn> void for_each_device(const ProcessState &process, Fn &&fn
     fn(process.gpu_label(device), counters);
 }
 
-// One family with a sample per process, GPU and memory kind.
+// A memory kind says something once the process allocated or freed that kind of memory;
+// `device` is always shown (0 bytes on a GPU is worth seeing).
+bool shows_memory_kind(MemoryKind kind, const MemoryCounters &counters) {
+  return kind == MemoryKind::device || counters.allocations > 0 || counters.frees > 0 ||
+         counters.used_bytes > 0;
+}
+
+bool copied_in(const DeviceCounters &counters, std::size_t direction) {
+  return counters.copies[direction] > 0 || counters.copy_bytes[direction] > 0;
+}
+
+// One family with a sample per process, GPU and memory kind used.
 MetricFamily per_memory_kind(const CudaState &state, std::string name, std::string help,
                              MetricType type,
                              const std::function<double(const MemoryCounters &)> &value) {
@@ -37,14 +48,15 @@ MetricFamily per_memory_kind(const CudaState &state, std::string name, std::stri
   for (const auto &[id, process] : state.processes())
     for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
       for (const auto kind : kMemoryKindsInOrder)
-        f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
+        if (shows_memory_kind(kind, counters.memory[static_cast<std::size_t>(kind)]))
+          f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
                                   std::string(memory_kind_name(kind))),
                              value(counters.memory[static_cast<std::size_t>(kind)])});
     });
   return f;
 }
 
-// One family with a sample per process, GPU and copy direction.
+// One family with a sample per process, GPU and copy direction seen there.
 MetricFamily
 per_device_direction(const CudaState &state, std::string name, std::string help, MetricType type,
                      const std::function<double(const DeviceCounters &, std::size_t)> &value) {
@@ -52,7 +64,8 @@ per_device_direction(const CudaState &state, std::string name, std::string help,
   for (const auto &[id, process] : state.processes())
     for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
       for (const auto direction : kDirectionsInOrder)
-        f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
+        if (copied_in(counters, static_cast<std::size_t>(direction)))
+          f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
                                   std::string(copy_direction_name(direction))),
                              value(counters, static_cast<std::size_t>(direction))});
     });
@@ -64,10 +77,13 @@ MetricFamily per_direction(const CudaState &state, std::string name, std::string
                            const std::function<double(const ProcessState &, std::size_t)> &value) {
   auto f = family(std::move(name), std::move(help), type);
   for (const auto &[id, process] : state.processes())
-    for (const auto direction : kDirectionsInOrder)
-      f.samples.push_back({with(process_labels(id, process), "direction",
-                                std::string(copy_direction_name(direction))),
-                           value(process, static_cast<std::size_t>(direction))});
+    for (const auto direction : kDirectionsInOrder) {
+      const auto index = static_cast<std::size_t>(direction);
+      if (process.copies[index] > 0 || process.copy_bytes[index] > 0)
+        f.samples.push_back({with(process_labels(id, process), "direction",
+                                  std::string(copy_direction_name(direction))),
+                             value(process, index)});
+    }
   return f;
 }
 
@@ -137,7 +153,7 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   return out;
 }
 
-std::vector<MetricFamily> cuda_families(const CudaState &state) {
+std::vector<MetricFamily> cuda_families(const CudaState &state, const SeriesSettings &settings) {
   std::vector<MetricFamily> out;
 
   auto launches = family("neutracer_cuda_kernel_launches_total",
@@ -208,13 +224,15 @@ std::vector<MetricFamily> cuda_families(const CudaState &state) {
     for (const auto &[api, sync] : process.syncs) {
       const auto labels = with(process_labels(id, process), "api", std::string(api_name(api)));
       wait_total.samples.push_back({labels, sync.wait_seconds});
-      HistogramSample h;
-      h.labels = labels;
-      h.upper_bounds.assign(kSyncWaitBuckets.begin(), kSyncWaitBuckets.end());
-      h.bucket_counts.assign(sync.buckets.begin(), sync.buckets.end());
-      h.sum = sync.wait_seconds;
-      h.count = sync.waits;
-      wait_histogram.histograms.push_back(std::move(h));
+      if (settings.process_histograms) {
+        HistogramSample h;
+        h.labels = labels;
+        h.upper_bounds.assign(kSyncWaitBuckets.begin(), kSyncWaitBuckets.end());
+        h.bucket_counts.assign(sync.buckets.begin(), sync.buckets.end());
+        h.sum = sync.wait_seconds;
+        h.count = sync.waits;
+        wait_histogram.histograms.push_back(std::move(h));
+      }
       in_progress.samples.push_back({labels, sync.in_progress_seconds});
     }
   }

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_state.h"
 #include "exposition/exposition.h"
+#include "exporters/series_settings.h"
 
 namespace neutracer {
 
@@ -31,6 +32,10 @@ struct DaemonHealth {
 };
 
 std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_t cuda_processes);
-std::vector<MetricFamily> cuda_families(const CudaState &state);
+// Per-process CUDA families. Series that would say nothing are left out: memory kinds other
+// than `device` that the process never allocated, copy directions it never copied in, sync
+// APIs it never called; `settings.process_histograms` off drops the sync wait histogram.
+std::vector<MetricFamily> cuda_families(const CudaState &state,
+                                        const SeriesSettings &settings = {});
 
 } // namespace neutracer

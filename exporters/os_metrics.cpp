@@ -49,7 +49,8 @@ template <typename T> std::optional<double> number(T value) { return static_cast
 
 } // namespace
 
-std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes) {
+std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
+                                      const SeriesSettings &settings) {
   using Proc = ProcessOsSample;
   using Bpf = OsCounters;
   std::vector<MetricFamily> out;
@@ -137,16 +138,18 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
                         "(scheduler queueing included) to completion.",
                         MetricType::histogram);
   for (const auto &process : processes) {
-    if (!process.bpf)
+    if (!settings.process_histograms || !process.bpf)
       continue;
     HistogramSample h;
+    for (const auto count : process.bpf->io_latency_slots)
+      h.count += count; // the last slot is above every bound: only in +Inf and _count
+    if (h.count == 0)
+      continue; // no block IO yet: 26 zero series would say only that
     h.labels = process.labels;
     for (std::size_t slot = 0; slot + 1 < kOsIoLatencySlots; ++slot) {
       h.upper_bounds.push_back(os_io_latency_upper_bound_seconds(slot));
       h.bucket_counts.push_back(process.bpf->io_latency_slots[slot]);
     }
-    for (const auto count : process.bpf->io_latency_slots)
-      h.count += count; // the last slot is above every bound: only in +Inf and _count
     h.sum = static_cast<double>(process.bpf->io_latency_sum_ns) / kNsPerSecond;
     latency.histograms.push_back(std::move(h));
   }

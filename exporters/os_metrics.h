@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exposition/exposition.h"
+#include "exporters/series_settings.h"
 #include "os/os_sampler.h"
 #include "os/os_tracing.h"
 
@@ -16,8 +17,10 @@ struct OsProcessView {
 };
 
 // Every neutracer_process_* family, in a fixed order, each with HELP and TYPE even when empty.
-// Series of a process appear only for the sources it has.
-std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes);
+// Series of a process appear only for the sources it has; its IO latency histogram only once
+// it did block IO, and only with `settings.process_histograms`.
+std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
+                                      const SeriesSettings &settings = {});
 
 // Adds the OS tracer's health to `families`: its maps' samples go into the
 // neutracer_bpf_map_update_errors_total family (created if absent: a name may appear only once

@@ -232,11 +232,11 @@ TEST(CudaMetrics, ProcessSeries) {
   const auto state = deterministic_state();
   const auto families = cuda_families(state);
 
-  // Four memory kinds per process and GPU, labelled pid/comm, container/container_id/namespace/
-  // pod (1001) or slurm_job (77), gpu/kind: 1001 used
-  // GPUs 0 and 1, 77 bound no context (gpu "unknown").
+  // The memory kinds each process used on each GPU, and always `device`, labelled pid/comm,
+  // container/container_id/namespace/pod (1001) or slurm_job (77), gpu/kind: 1001 used all four
+  // kinds on GPU 0 and device memory on GPU 1, 77 bound no context (gpu "unknown").
   const auto &used = family(families, "neutracer_cuda_memory_used_bytes");
-  ASSERT_EQ(used.samples.size(), 12u);
+  ASSERT_EQ(used.samples.size(), 6u);
   for (const auto &sample : used.samples) {
     const auto pid = label(sample.labels, "pid");
     ASSERT_TRUE(pid == "77" || pid == "1001") << pid;
@@ -301,6 +301,38 @@ TEST(CudaMetrics, ProcessSeries) {
   EXPECT_EQ(error_labels, (std::set<std::pair<std::string, std::string>>{
                               {"cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY"},
                               {"cuEventSynchronize", "CUDA_ERROR_INVALID_HANDLE"}}));
+}
+
+// Series that would only ever read 0 are left out (issue 19: 123 series for a process with 3
+// kernels, 86 of them zero, before).
+TEST(CudaMetrics, UnusedMemoryKindsAndCopyDirectionsHaveNoSeries) {
+  const auto families = cuda_families(deterministic_state());
+  std::set<std::string> kinds_of_77;
+  for (const auto &sample : family(families, "neutracer_cuda_memory_allocations_total").samples)
+    if (label(sample.labels, "pid") == "77")
+      kinds_of_77.insert(label(sample.labels, "kind"));
+  EXPECT_EQ(kinds_of_77, std::set<std::string>{"device"});
+  // Copy directions: only those with calls, on the GPU they were made on and in the throughput.
+  std::set<std::pair<std::string, std::string>> copied;
+  for (const auto &sample : family(families, "neutracer_cuda_memcpy_calls_total").samples) {
+    EXPECT_GT(sample.value, 0) << label(sample.labels, "direction");
+    copied.emplace(label(sample.labels, "pid"), label(sample.labels, "direction"));
+  }
+  EXPECT_FALSE(copied.empty());
+  std::set<std::pair<std::string, std::string>> smoothed;
+  for (const auto &sample :
+       family(families, "neutracer_cuda_memcpy_throughput_bytes_per_second").samples)
+    smoothed.emplace(label(sample.labels, "pid"), label(sample.labels, "direction"));
+  EXPECT_EQ(smoothed, copied);
+}
+
+TEST(CudaMetrics, ProcessHistogramsCanBeSwitchedOffKeepingTheirSums) {
+  const auto families = cuda_families(deterministic_state(), SeriesSettings{false});
+  EXPECT_TRUE(family(families, "neutracer_cuda_sync_wait_duration_seconds").histograms.empty());
+  EXPECT_EQ(family(families, "neutracer_cuda_sync_wait_seconds_total").samples.size(), 3u);
+  // The family keeps its HELP and TYPE, as every family does when empty.
+  EXPECT_NE(render(families).find("# TYPE neutracer_cuda_sync_wait_duration_seconds histogram\n"),
+            std::string::npos);
 }
 
 TEST(CudaMetrics, EmptyStateStillHasHelpAndType) {

@@ -193,13 +193,13 @@ TEST(OsMetrics, MatchesGoldenFile) {
 TEST(OsMetrics, RenderedTextIsValidExposition) {
   auto families = os_families(deterministic_views());
   add_os_tracer_health(tracer_stats(), families);
-  EXPECT_EQ(expect_valid_exposition(render(families)), 2u);
+  EXPECT_EQ(expect_valid_exposition(render(families)), 1u); // the process with block IO
   // Also next to the daemon's own families, which already have neutracer_bpf_map_update_errors.
   auto all = daemon_families(DaemonHealth{}, 0);
   auto os = os_families(deterministic_views());
   all.insert(all.end(), os.begin(), os.end());
   add_os_tracer_health(tracer_stats(), all);
-  EXPECT_EQ(expect_valid_exposition(render(all)), 2u);
+  EXPECT_EQ(expect_valid_exposition(render(all)), 1u);
 }
 
 TEST(OsMetrics, ValidatorRejectsBrokenText) {
@@ -332,7 +332,8 @@ TEST(OsMetrics, LabelsAndValues) {
 TEST(OsMetrics, LatencyHistogram) {
   const auto families = os_families(deterministic_views());
   const auto &latency = family(families, "neutracer_process_io_latency_seconds");
-  ASSERT_EQ(latency.histograms.size(), 2u);
+  // Only the process that did block IO: the other's 26 series would all read 0.
+  ASSERT_EQ(latency.histograms.size(), 1u);
   const auto &h = latency.histograms[0];
   ASSERT_EQ(h.upper_bounds.size(), kOsIoLatencySlots - 1);
   EXPECT_EQ(h.upper_bounds.front(), 2e-6);
@@ -359,6 +360,12 @@ TEST(OsMetrics, LatencyHistogram) {
   EXPECT_EQ(bucket("0.016384"), 21);
   EXPECT_EQ(bucket("8.388608"), 21);
   EXPECT_EQ(bucket("+Inf"), 22);
+}
+
+TEST(OsMetrics, LatencyHistogramOffKeepsTheIoCounters) {
+  const auto families = os_families(deterministic_views(), SeriesSettings{false});
+  EXPECT_TRUE(family(families, "neutracer_process_io_latency_seconds").histograms.empty());
+  EXPECT_FALSE(family(families, "neutracer_process_io_operations_total").samples.empty());
 }
 
 TEST(OsMetrics, NegativeConnectionSumShowsZero) {
