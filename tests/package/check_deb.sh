@@ -36,10 +36,12 @@ else
   lintian --display-info --show-overrides "$deb" >"$work/lintian" 2>"$work/lintian.err" || true
   if grep -E '^[EWO]: ' "$work/lintian"; then
     fail "lintian $(lintian --print-version) reports errors, warnings or overrides (above)"
-  elif grep -vxF 'running with root privileges is not recommended!' "$work/lintian.err" | grep .; then
+  elif grep -vxF 'running with root privileges is not recommended!' "$work/lintian.err" |
+    grep .; then
     fail "lintian failed (above)"
   else
-    ok "lintian $(lintian --print-version): no errors or warnings ($(grep -c '^I: ' "$work/lintian") info tags)"
+    ok "lintian $(lintian --print-version): no errors or warnings" \
+      "($(grep -c '^I: ' "$work/lintian") info tags)"
   fi
 fi
 
