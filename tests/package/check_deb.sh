@@ -123,7 +123,7 @@ grep -qx 'ExecStart=/usr/sbin/neutracerd --config /etc/neutracerd/neutracerd.yam
 ok "binary runs; packaged config validates; unit runs /usr/sbin/neutracerd with /etc config"
 
 # The changelog's latest entry is this version; the manual page renders without warnings and
-# documents every flag --help lists.
+# documents every flag --help lists, aliases included.
 zcat "$root/usr/share/doc/neutracerd/changelog.gz" >"$work/changelog"
 changelog_version=$(dpkg-parsechangelog -l "$work/changelog" -S Version)
 [ "$changelog_version" = "$version" ] || fail "changelog's latest version $changelog_version, want $version"
@@ -131,7 +131,8 @@ manpage=$root/usr/share/man/man8/neutracerd.8.gz
 if LC_ALL=C.UTF-8 man --warnings -E UTF-8 -l -Tutf8 -Z "$manpage" 2>&1 >/dev/null | grep .; then
   fail "manual page: groff warnings (above)"
 fi
-flags=$("$root/usr/sbin/neutracerd" --help | grep -oE '^ +(-[a-z], )?--[a-z.-]+' | grep -oE -- '--[a-z.-]+')
+flags=$("$root/usr/sbin/neutracerd" --help | grep -oE '^ +(-[a-z], )?--[a-z.-]+|alias --[a-z.-]+' |
+  grep -oE -- '--[a-z.-]+')
 for flag in $flags; do
   zcat "$manpage" | grep -qF -- "${flag//-/\\-}" || fail "neutracerd(8) does not document $flag"
 done
