@@ -8,8 +8,9 @@ packages=(
   libsystemd-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev prometheus prometheus-alertmanager chromium fonts-dejavu-core python3
   libcrypt-dev libssl-dev nginx curl openssl
-  # scripts/fuzz.sh (clang 14 cannot capture structured bindings), the .deb package, exit-code tests
-  clang-16 libclang-rt-16-dev dpkg-dev libcap2-bin strace
+  # scripts/fuzz.sh (clang 14 cannot capture structured bindings), the .deb package and its
+  # lintian check, exit-code tests
+  clang-16 libclang-rt-16-dev dpkg-dev lintian libcap2-bin strace
 )
 
 missing=()
