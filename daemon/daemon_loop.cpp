@@ -389,7 +389,7 @@ void DaemonLoop::write_journal(const JournalEntry &entry) {
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
   snapshot->from_a_scan = true;
-  snapshot->families = daemon_families(health_, cuda_processes_);
+  std::vector<MetricFamily> families = daemon_families(health_, cuda_processes_);
   std::vector<OsProcessView> os_views;
   for (const auto &[id, process] : state_.processes()) {
     OsProcessView view{process_labels(id, process.comm, process.container), std::nullopt,
@@ -402,21 +402,26 @@ void DaemonLoop::publish() {
     os_views.push_back(std::move(view));
   }
   const SeriesSettings series{config_.metrics.process_histograms};
-  for (auto &&families : {cuda_families(state_, series), kernel_name_families(state_),
-                          detector_families(detectors_, delivery_), os_families(os_views, series)})
-    std::move(families.begin(), families.end(), std::back_inserter(snapshot->families));
-  snapshot->families.push_back(container_info_family(state_));
+  for (auto &&part : {cuda_families(state_, series), kernel_name_families(state_),
+                      detector_families(detectors_, delivery_), os_families(os_views, series)})
+    std::move(part.begin(), part.end(), std::back_inserter(families));
+  families.push_back(container_info_family(state_));
   for (auto &family : launch_counting_families(
            launches_ ? config_.cuda.launch_counting : std::string("exact"), state_,
            launches_ ? launches_->processes() : std::vector<LaunchProcessView>{},
            launch_trap_seconds_))
-    snapshot->families.push_back(std::move(family));
+    families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))
-    snapshot->families.push_back(std::move(gpu_family));
+    families.push_back(std::move(gpu_family));
   for (auto &family : bpf_map_families(map_occupancy_))
-    snapshot->families.push_back(std::move(family));
+    families.push_back(std::move(family));
   if (os_tracer_ != nullptr)
-    add_os_tracer_health(os_tracer_->stats(), snapshot->families);
+    add_os_tracer_health(os_tracer_->stats(), families);
+  // Rendered here, once per scan, into a buffer the size of the last one.
+  snapshot->metrics_text.reserve(metrics_text_bytes_ + metrics_text_bytes_ / 8);
+  render_text(families, snapshot->metrics_text);
+  metrics_text_bytes_ = snapshot->metrics_text.size();
+  families.clear();
   // Rebuilt only when it changed: an idle process with thousands of names cost a core's
   // share every scan when it was rebuilt each time.
   if (!kernels_json_ || kernels_json_version_ != state_.kernels_version()) {

@@ -106,6 +106,7 @@ private:
   // /api/v1/kernels as last built, and the state's kernels_version it was built from.
   std::shared_ptr<const std::string> kernels_json_;
   std::uint64_t kernels_json_version_ = 0;
+  std::size_t metrics_text_bytes_ = 0; // size of the last rendered /metrics text
 };
 
 } // namespace neutracer

@@ -73,12 +73,13 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
       {"/metrics",
        [&publisher, &rejections, &requests, proc_root = config.proc_root](const std::string &) {
          const auto snapshot = publisher.latest();
-         std::ostringstream body;
-         render_text(snapshot->families, body);
+         std::string body;
+         body.reserve(snapshot->metrics_text.size() + 16384);
+         body += snapshot->metrics_text;
          render_text(self_process_families(proc_root), body);
          render_text(http_rejection_families(rejections), body);
          render_text(requests.families(), body);
-         return HttpResponse{200, kTextContentType, body.str(), {}};
+         return HttpResponse{200, kTextContentType, std::move(body), {}};
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {

@@ -38,6 +38,10 @@ int main(int argc, char **argv) {
   // of 1 000 processes builds megabytes on whichever of the server's workers took it, so with
   // many workers RSS grew by a scrape per heap (BENCHMARKS.md, "The daemon's own cost").
   mallopt(M_ARENA_MAX, 2);
+  // Megabyte buffers (the rendered /metrics text each scan, each scrape's body and its gzip)
+  // come from mmap and go back at free. glibc otherwise raises this threshold to the size of the
+  // first such buffer freed, and keeps every later one in its heaps.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   const auto cli = parse_cli(argc, argv);
   if (cli.error) {
     report_startup_error(*cli.error);

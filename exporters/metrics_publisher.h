@@ -15,7 +15,10 @@
 namespace neutracer {
 
 struct PublishedSnapshot {
-  std::vector<MetricFamily> families;
+  // The scan's families, rendered once by the main loop: a scrape copies text instead of
+  // rendering 100 000 samples, and the snapshot keeps ~100 bytes per sample rather than a
+  // label vector of strings per sample (BENCHMARKS.md, "The daemon's own cost").
+  std::string metrics_text;
   // Shared with the main loop, which rebuilds it only when its content changed.
   std::shared_ptr<const std::string> kernels_json = std::make_shared<const std::string>();
   std::string processes_json = "{\"processes\": []}\n";

@@ -37,8 +37,10 @@ struct MetricFamily {
   std::vector<HistogramSample> histograms; // histogram
 };
 
-// Writes families in the given order: # HELP, # TYPE, then samples. Families with
+// Appends families in the given order: # HELP, # TYPE, then samples. Families with
 // no samples still get HELP/TYPE. Label values and HELP text are escaped per spec.
+void render_text(const std::vector<MetricFamily> &families, std::string &out);
+// The same, written to a stream.
 void render_text(const std::vector<MetricFamily> &families, std::ostream &out);
 
 inline constexpr const char *kTextContentType = "text/plain; version=0.0.4; charset=utf-8";

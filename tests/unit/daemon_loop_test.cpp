@@ -75,19 +75,24 @@ private:
   std::set<LibraryId> attached_;
 };
 
+// The value of the first sample of `family` in the snapshot's /metrics text that carries every
+// label of `labels` (plain values: no escapes), or -1.
 double sample(const PublishedSnapshot &snapshot, const std::string &family,
               const std::map<std::string, std::string> &labels) {
-  for (const auto &f : snapshot.families) {
-    if (f.name != family)
+  std::istringstream text(snapshot.metrics_text);
+  std::string line;
+  while (std::getline(text, line)) {
+    if (!line.starts_with(family + "{") && !line.starts_with(family + " "))
       continue;
-    for (const auto &s : f.samples) {
-      const bool all = std::all_of(labels.begin(), labels.end(), [&](const auto &label) {
-        const std::pair<std::string, std::string> wanted(label.first, label.second);
-        return std::find(s.labels.begin(), s.labels.end(), wanted) != s.labels.end();
-      });
-      if (all)
-        return s.value;
-    }
+    const auto end_of_labels = line.rfind(' ');
+    const std::string series = line.substr(0, end_of_labels);
+    const bool all = std::all_of(labels.begin(), labels.end(), [&](const auto &label) {
+      const std::string wanted = label.first + "=\"" + label.second + "\"";
+      return series.find("{" + wanted) != std::string::npos ||
+             series.find("," + wanted) != std::string::npos;
+    });
+    if (all)
+      return std::stod(line.substr(end_of_labels + 1));
   }
   return -1;
 }

@@ -27,7 +27,7 @@ protected:
     auto snapshot = std::make_shared<PublishedSnapshot>();
     MetricFamily up = family("neutracer_test_up", "A test gauge.", MetricType::gauge);
     up.samples.push_back({{}, 1});
-    snapshot->families.push_back(up);
+    render_text({up}, snapshot->metrics_text);
     snapshot->kernels_json = std::make_shared<const std::string>("{\"kernels\": \"k\"}\n");
     snapshot->processes_json = "{\"processes\": [\"p\"]}\n";
     snapshot->alerts_json = "{\"active\": [\"a\"], \"recent\": []}\n";

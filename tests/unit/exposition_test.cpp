@@ -157,9 +157,14 @@ TEST(RenderText, FormatsOtherFiniteValuesShortestRoundTrip) {
   EXPECT_EQ(value_text(-2.25), "-2.25");
   EXPECT_EQ(value_text(1e-9), "1e-09");
   EXPECT_EQ(value_text(0.1 + 0.2), "0.30000000000000004");
-  // 2^63 is integral but outside int64, so it goes through to_chars, which picks fixed notation
-  // here because it is shorter than the scientific form.
-  EXPECT_EQ(value_text(9223372036854775808.0), "9223372036854775808");
+  // %g style, as Go's client writes values and le labels (strconv 'g', -1): fixed notation for
+  // exponents -4..5, so le="0.0001" names the same bucket on every exporter.
+  EXPECT_EQ(value_text(0.0001), "0.0001");
+  EXPECT_EQ(value_text(5e-4), "0.0005");
+  EXPECT_EQ(value_text(6.4e-05), "6.4e-05");
+  EXPECT_EQ(value_text(123456789.5), "1.234567895e+08");
+  // 2^63 is integral but outside int64, so it goes through to_chars.
+  EXPECT_EQ(value_text(9223372036854775808.0), "9.223372036854776e+18");
   EXPECT_EQ(value_text(1e20), "1e+20");
   EXPECT_EQ(value_text(1e300), "1e+300");
   EXPECT_EQ(std::stod(value_text(123456.789)), 123456.789);
