@@ -563,8 +563,7 @@ const std::vector<Field> kGpuHealthFields = {
      nullptr},
     {"xid_journal_per_minute",
      [](const YAML::Node &v, Config &c) {
-       return read_u32_field(v, c.gpu_health.xid_journal_per_minute,
-                             check_xid_journal_per_minute);
+       return read_u32_field(v, c.gpu_health.xid_journal_per_minute, check_xid_journal_per_minute);
      },
      nullptr},
 };

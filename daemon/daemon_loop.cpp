@@ -403,8 +403,8 @@ void DaemonLoop::watch_gpu_health() {
         return XidProcess{id, process.comm, process.container.identity.id};
     return std::nullopt;
   };
-  for (const auto &entry : gpu_health_.scan(nvml_snapshot_, GpuAddressBook(addresses), traced,
-                                            live, monotonic_ns()))
+  for (const auto &entry :
+       gpu_health_.scan(nvml_snapshot_, GpuAddressBook(addresses), traced, live, monotonic_ns()))
     write_journal(entry);
 }
 

@@ -65,7 +65,8 @@ std::vector<MetricFamily> nvml_health_families(const NvmlSnapshot &snapshot) {
         ecc.samples.push_back(
             {with(with(gpu_labels(sample), "type",
                        e.type == NvmlEccType::corrected ? "corrected" : "uncorrected"),
-                  "counter", e.counter == NvmlEccCounter::volatile_count ? "volatile" : "aggregate"),
+                  "counter",
+                  e.counter == NvmlEccCounter::volatile_count ? "volatile" : "aggregate"),
              static_cast<double>(e.count)});
     out.push_back(std::move(ecc));
   }
@@ -79,13 +80,13 @@ std::vector<MetricFamily> nvml_health_families(const NvmlSnapshot &snapshot) {
                           "1 while a row remapping waits for the next GPU reset (until then the "
                           "bad row may still be used); else 0.",
                           MetricType::gauge);
-    auto failed = family("neutracer_gpu_row_remap_failed",
-                         "1 when a row remapping failed (the GPU needs service); else 0.",
-                         MetricType::gauge);
+    auto failed =
+        family("neutracer_gpu_row_remap_failed",
+               "1 when a row remapping failed (the GPU needs service); else 0.", MetricType::gauge);
     for (const auto &sample : snapshot.devices)
       if (const auto &r = sample.remapped_rows) {
-        rows.samples.push_back({with(gpu_labels(sample), "type", "correctable"),
-                                static_cast<double>(r->corrected)});
+        rows.samples.push_back(
+            {with(gpu_labels(sample), "type", "correctable"), static_cast<double>(r->corrected)});
         rows.samples.push_back({with(gpu_labels(sample), "type", "uncorrectable"),
                                 static_cast<double>(r->uncorrected)});
         pending.samples.push_back({gpu_labels(sample), r->pending ? 1.0 : 0.0});
@@ -184,9 +185,9 @@ MetricFamily collector_family(const CollectorHealth &health) {
                   "reports read). A source turned off in the config has no series.",
                   MetricType::gauge);
   f.samples.push_back({{{"collector", "cuda_tracer"}}, health.cuda_tracer ? 1.0 : 0.0});
-  for (const auto &[name, value] : {std::pair{"os_tracer", health.os_tracer},
-                                    std::pair{"nvml", health.nvml},
-                                    std::pair{"kernel_log", health.kernel_log}})
+  for (const auto &[name, value] :
+       {std::pair{"os_tracer", health.os_tracer}, std::pair{"nvml", health.nvml},
+        std::pair{"kernel_log", health.kernel_log}})
     if (value)
       f.samples.push_back({{{"collector", name}}, *value ? 1.0 : 0.0});
   return f;

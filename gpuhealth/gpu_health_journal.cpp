@@ -28,8 +28,8 @@ JournalEntry xid_journal_entry(const XidEvent &event, const XidProcess *traced) 
   // Errors stop work or need the GPU looked at; the rest are warnings.
   entry.priority = info.ends_work || info.origin == XidOrigin::hardware ? 3 : 4;
   const auto pci = format_pci_address(report.pci);
-  const auto description =
-      info.description.empty() ? std::string("no description known") : std::string(info.description);
+  const auto description = info.description.empty() ? std::string("no description known")
+                                                    : std::string(info.description);
   entry.message = "Xid " + std::to_string(report.xid) + " on GPU " + event.gpu + " (" + pci +
                   "): " + description;
   const std::string comm =
@@ -87,12 +87,10 @@ JournalEntry memory_repair_journal_entry(const GpuIdentity &gpu, std::string_vie
   entry.message_id = std::string(kMemoryRepairMessageId);
   const bool failed = what == "row_remap_failed";
   entry.priority = failed ? 3 : 4;
-  entry.message =
-      gpu_words(gpu) +
-      (failed ? ": a row remapping failed; the GPU needs service"
-       : what == "row_remap_pending"
-           ? ": a memory row remapping waits for the next GPU reset"
-           : ": retired memory pages wait for the next GPU reset");
+  entry.message = gpu_words(gpu) + (failed ? ": a row remapping failed; the GPU needs service"
+                                    : what == "row_remap_pending"
+                                        ? ": a memory row remapping waits for the next GPU reset"
+                                        : ": retired memory pages wait for the next GPU reset");
   add_gpu_fields(entry, gpu);
   entry.fields.emplace_back("MEMORY_REPAIR", std::string(what));
   return entry;

@@ -25,10 +25,10 @@
 namespace neutracer {
 
 struct KernelLogStats {
-  bool healthy = false;         // open and read without error
-  std::uint64_t records = 0;    // records read (backlog included)
-  std::uint64_t lost = 0;       // records overwritten before the daemon read them
-  std::uint64_t malformed = 0;  // records that did not parse
+  bool healthy = false;          // open and read without error
+  std::uint64_t records = 0;     // records read (backlog included)
+  std::uint64_t lost = 0;        // records overwritten before the daemon read them
+  std::uint64_t malformed = 0;   // records that did not parse
   std::uint64_t xid_backlog = 0; // Xid reports already in the log at open (not counted)
 };
 
@@ -54,8 +54,8 @@ public:
   const XidLedger &xids() const { return ledger_; }
 
 private:
-  void read_kernel_log(const GpuAddressBook &gpus, const TracedLookup &traced,
-                       std::uint64_t now_ns, std::vector<JournalEntry> &out);
+  void read_kernel_log(const GpuAddressBook &gpus, const TracedLookup &traced, std::uint64_t now_ns,
+                       std::vector<JournalEntry> &out);
 
   std::optional<KmsgReader> reader_;
   KernelLogStats stats_;

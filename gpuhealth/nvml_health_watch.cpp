@@ -27,8 +27,8 @@ std::vector<JournalEntry> NvmlHealthWatch::update(const NvmlSnapshot &snapshot) 
       if (ecc.type != NvmlEccType::uncorrected || ecc.counter != NvmlEccCounter::volatile_count)
         continue;
       if (last.uncorrected_volatile && ecc.count > *last.uncorrected_volatile)
-        out.push_back(ecc_uncorrected_journal_entry(gpu, ecc.count - *last.uncorrected_volatile,
-                                                    ecc.count));
+        out.push_back(
+            ecc_uncorrected_journal_entry(gpu, ecc.count - *last.uncorrected_volatile, ecc.count));
       last.uncorrected_volatile = ecc.count;
     }
     const auto edge = [&](bool now, bool &before, const char *what) {

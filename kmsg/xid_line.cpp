@@ -86,8 +86,8 @@ std::optional<XidReport> parse_xid_report(std::string_view message) {
   if (take(rest, "pid=")) {
     auto value = rest.substr(0, rest.find(','));
     rest.remove_prefix(value.size());
-    if (const auto pid = take_decimal(value); pid && value.empty() && *pid > 0 &&
-                                                *pid <= UINT32_MAX)
+    if (const auto pid = take_decimal(value);
+        pid && value.empty() && *pid > 0 && *pid <= UINT32_MAX)
       report.pid = static_cast<std::uint32_t>(*pid);
     take(rest, ",");
     take(rest, " ");

@@ -42,14 +42,10 @@ enum {
   NT_NVML_FIELD_NVLINK_DATA_TX_KIB = 138, /* cumulative payload, KiB */
   NT_NVML_FIELD_NVLINK_DATA_RX_KIB = 139
 };
-enum { /* nvmlMemoryErrorType_t */
-       NT_NVML_MEMORY_ERROR_CORRECTED = 0,
-       NT_NVML_MEMORY_ERROR_UNCORRECTED = 1
-};
-enum { /* nvmlEccCounterType_t */
-       NT_NVML_VOLATILE_ECC = 0,  /* since the driver was loaded */
-       NT_NVML_AGGREGATE_ECC = 1  /* over the GPU's life */
-};
+/* nvmlMemoryErrorType_t */
+enum { NT_NVML_MEMORY_ERROR_CORRECTED = 0, NT_NVML_MEMORY_ERROR_UNCORRECTED = 1 };
+/* nvmlEccCounterType_t: volatile since the driver was loaded, aggregate over the GPU's life */
+enum { NT_NVML_VOLATILE_ECC = 0, NT_NVML_AGGREGATE_ECC = 1 };
 /* nvmlClocksThrottleReason* (since R535 also named nvmlClocksEventReason*): bits of the mask
  * nvmlDeviceGetCurrentClocksThrottleReasons gives. */
 #define NT_NVML_THROTTLE_GPU_IDLE 0x1ull
@@ -160,8 +156,8 @@ typedef int (*nt_nvml_pcie_throughput_fn)(nt_nvml_device device, int counter,
                                           unsigned int *kib_per_second);
 typedef int (*nt_nvml_field_values_fn)(nt_nvml_device device, int count,
                                        nt_nvml_field_value *values);
-typedef int (*nt_nvml_total_ecc_errors_fn)(nt_nvml_device device, int error_type,
-                                           int counter_type, unsigned long long *count);
+typedef int (*nt_nvml_total_ecc_errors_fn)(nt_nvml_device device, int error_type, int counter_type,
+                                           unsigned long long *count);
 /* nvmlDeviceGetRemappedRows (Ampere and later): rows remapped for corrected and uncorrected
  * errors, a remapping waiting for the next GPU reset, a remapping that failed. */
 typedef int (*nt_nvml_remapped_rows_fn)(nt_nvml_device device, unsigned int *corrected_rows,

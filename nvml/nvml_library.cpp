@@ -89,8 +89,8 @@ NvmlLibrary::NvmlLibrary(ConstructionKey, DlHandle handle) : handle_(std::move(h
   resolve(s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
   resolve(s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   // The same function and mask under its R535 name and its older one.
-  resolve(s.throttle_reasons, {"nvmlDeviceGetCurrentClocksEventReasons",
-                               "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  resolve(s.throttle_reasons,
+          {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
 }
 
 NvmlLibrary::~NvmlLibrary() {

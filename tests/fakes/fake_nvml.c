@@ -412,7 +412,8 @@ SIGNATURE_CHECK nt_nvml_pcie_throughput_fn check_pcie = nvmlDeviceGetPcieThrough
 SIGNATURE_CHECK nt_nvml_field_values_fn check_fields = nvmlDeviceGetFieldValues;
 SIGNATURE_CHECK nt_nvml_running_processes_fn check_processes = running_processes;
 SIGNATURE_CHECK nt_nvml_total_ecc_errors_fn check_ecc = nvmlDeviceGetTotalEccErrors;
-SIGNATURE_CHECK nt_nvml_retired_pages_pending_fn check_retired = nvmlDeviceGetRetiredPagesPendingStatus;
+SIGNATURE_CHECK nt_nvml_retired_pages_pending_fn check_retired =
+    nvmlDeviceGetRetiredPagesPendingStatus;
 #if FAKE_NVML_HAS_REMAPPED_ROWS
 SIGNATURE_CHECK nt_nvml_remapped_rows_fn check_remapped = nvmlDeviceGetRemappedRows;
 #endif

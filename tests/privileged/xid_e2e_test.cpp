@@ -22,7 +22,8 @@ protected:
     std::ofstream(kmsg()) << "4,100,5000000,-;NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off "
                              "the bus.\n SUBSYSTEM=pci\n DEVICE=+pci:0000:65:00.0\n";
     return "nvml:\n  library: \"" NEUTRACER_FAKE_NVML "\"\n"
-           "gpu_health:\n  kmsg_path: \"" + kmsg().string() + "\"\n";
+           "gpu_health:\n  kmsg_path: \"" +
+           kmsg().string() + "\"\n";
   }
   bool capture_journal() const override { return true; }
 
@@ -58,7 +59,10 @@ TEST_F(XidE2E, AnXidLineBecomesMetricsAndJournalEntriesTiedToTheTracedProcess) {
          "3,104,6100000,-;NVRM: Xid (PCI:0000:65:00): 13, pid=1, name=init, Graphics SM Warp "
          "Exception on (GPC 0, TPC 0, SM 0)\n");
   ASSERT_TRUE(eventually(
-      [&] { return value(scrape(), "neutracer_gpu_xid_errors_total", {{"gpu", "1"}, {"xid", "13"}}) == 1; },
+      [&] {
+        return value(scrape(), "neutracer_gpu_xid_errors_total", {{"gpu", "1"}, {"xid", "13"}}) ==
+               1;
+      },
       10s))
       << log();
   s = scrape();

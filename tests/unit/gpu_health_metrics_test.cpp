@@ -67,14 +67,21 @@ TEST(NvmlHealth, EccRemappingAndThrottleFromTheFakeDriver) {
   const auto families = nvml_health_families(sample_twice(NEUTRACER_FAKE_NVML));
 
   const auto ecc_name = "neutracer_gpu_ecc_errors_total";
-  EXPECT_EQ(value(families, ecc_name, {{"gpu", "0"}, {"type", "uncorrected"}, {"counter", "volatile"}}), 4);
-  EXPECT_EQ(value(families, ecc_name, {{"gpu", "0"}, {"type", "uncorrected"}, {"counter", "aggregate"}}), 14);
-  EXPECT_EQ(value(families, ecc_name, {{"gpu", "0"}, {"type", "corrected"}, {"counter", "volatile"}}), 7);
+  EXPECT_EQ(
+      value(families, ecc_name, {{"gpu", "0"}, {"type", "uncorrected"}, {"counter", "volatile"}}),
+      4);
+  EXPECT_EQ(
+      value(families, ecc_name, {{"gpu", "0"}, {"type", "uncorrected"}, {"counter", "aggregate"}}),
+      14);
+  EXPECT_EQ(
+      value(families, ecc_name, {{"gpu", "0"}, {"type", "corrected"}, {"counter", "volatile"}}), 7);
   EXPECT_EQ(value(families, ecc_name, {{"gpu", "1"}}), -1); // GPU 1 has no ECC
   EXPECT_EQ(family(families, ecc_name).type, MetricType::counter);
 
-  EXPECT_EQ(value(families, "neutracer_gpu_remapped_rows", {{"gpu", "0"}, {"type", "correctable"}}), 2);
-  EXPECT_EQ(value(families, "neutracer_gpu_remapped_rows", {{"gpu", "0"}, {"type", "uncorrectable"}}), 1);
+  EXPECT_EQ(value(families, "neutracer_gpu_remapped_rows", {{"gpu", "0"}, {"type", "correctable"}}),
+            2);
+  EXPECT_EQ(
+      value(families, "neutracer_gpu_remapped_rows", {{"gpu", "0"}, {"type", "uncorrectable"}}), 1);
   EXPECT_EQ(value(families, "neutracer_gpu_row_remap_pending", {{"gpu", "0"}}), 1);
   EXPECT_EQ(value(families, "neutracer_gpu_row_remap_pending", {{"gpu", "1"}}), 0);
   EXPECT_EQ(value(families, "neutracer_gpu_row_remap_failed", {{"gpu", "0"}}), 0);
@@ -124,7 +131,8 @@ TEST(NvmlHealth, OlderDriverLeavesTheMissingFamiliesOut) {
   EXPECT_TRUE(has_family(families, "neutracer_gpu_ecc_errors_total"));
   const auto available = "neutracer_nvml_function_available";
   EXPECT_EQ(value(families, available, {{"function", "nvmlDeviceGetRemappedRows"}}), 0);
-  EXPECT_EQ(value(families, available, {{"function", "nvmlDeviceGetCurrentClocksThrottleReasons"}}), 0);
+  EXPECT_EQ(value(families, available, {{"function", "nvmlDeviceGetCurrentClocksThrottleReasons"}}),
+            0);
   EXPECT_EQ(value(families, available, {{"function", "nvmlDeviceGetTotalEccErrors"}}), 1);
 }
 

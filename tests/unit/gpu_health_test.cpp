@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -22,7 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using Fields = std::map<std::string, std::string>;
 
-Fields fields_of(const JournalEntry &entry) { return Fields(entry.fields.begin(), entry.fields.end()); }
+Fields fields_of(const JournalEntry &entry) {
+  return Fields(entry.fields.begin(), entry.fields.end());
+}
 
 XidEvent event(unsigned xid, std::string gpu, std::optional<std::uint32_t> pid = std::nullopt) {
   XidEvent e;

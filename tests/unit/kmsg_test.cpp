@@ -145,8 +145,7 @@ TEST(XidReport, NonZeroDomainAndHexCodesAfterTheXid) {
 }
 
 TEST(XidReport, ANameWithACommaEndsAtTheDriversSeparator) {
-  const auto xid =
-      parse_xid_report("NVRM: Xid (PCI:0000:17:00): 43, pid=7, name=a,b, Ch 00000010");
+  const auto xid = parse_xid_report("NVRM: Xid (PCI:0000:17:00): 43, pid=7, name=a,b, Ch 00000010");
   ASSERT_TRUE(xid);
   EXPECT_EQ(xid->process_name, "a,b");
   EXPECT_EQ(xid->detail, "Ch 00000010");
@@ -187,8 +186,9 @@ TEST(XidCatalog, KnownCodesAndTheRest) {
 class KmsgReaderTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kmsg-test-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("kmsg-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

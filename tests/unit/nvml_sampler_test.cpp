@@ -327,7 +327,6 @@ TEST(NvmlSampler, AFailedProcessListIsUnknownNotEmpty) {
   EXPECT_EQ(errors(snapshot, "nvmlDeviceGetComputeRunningProcesses"), 1u);
 }
 
-
 TEST(NvmlSampler, ALostGpuIsMarkedAndNotAskedAgainInTheSameScan) {
   ScriptedNvml nvml;
   nvml.devices = {h100(), h100()};
