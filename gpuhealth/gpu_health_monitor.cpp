@@ -48,13 +48,15 @@ void GpuHealthMonitor::read_kernel_log(const GpuAddressBook &gpus, const TracedL
       process = traced(*event.report.pid);
     if (process)
       ledger_.charge(process->id, event);
-    auto entry = xid_journal_entry(event, process ? &*process : nullptr);
-    spdlog::warn("{}", entry.message);
-    if (xid_limit_.allow(now_ns))
+    // Logged and journaled within the same limit: under systemd the log is the journal too.
+    if (xid_limit_.allow(now_ns)) {
+      auto entry = xid_journal_entry(event, process ? &*process : nullptr);
+      spdlog::warn("{}", entry.message);
       out.push_back(std::move(entry));
+    }
   }
   if (xid_limit_.suppressed() > logged_suppressed_) {
-    spdlog::warn("{} Xid journal entries suppressed so far (more than {} a minute); the "
+    spdlog::warn("{} Xid reports not logged or journaled so far (more than {} a minute); the "
                  "counters have every report",
                  xid_limit_.suppressed(), xid_journal_per_minute_);
     logged_suppressed_ = xid_limit_.suppressed();
