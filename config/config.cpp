@@ -545,6 +545,35 @@ const std::vector<Field> kNvmlFields = {
      nullptr},
 };
 
+std::optional<std::string> check_kmsg_path(const std::string &path) {
+  if (path.empty() || path[0] != '/')
+    return "must be an absolute path (starting with '/'); set gpu_health.read_kernel_log: "
+           "false to stop reading the kernel log";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_xid_journal_per_minute(std::uint64_t per_minute) {
+  if (per_minute < 1 || per_minute > 10000)
+    return "must be between 1 and 10000";
+  return std::nullopt;
+}
+
+const std::vector<Field> kGpuHealthFields = {
+    {"read_kernel_log",
+     [](const YAML::Node &v, Config &c) { return read_bool(v, c.gpu_health.read_kernel_log); },
+     nullptr},
+    {"kmsg_path",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_string(v, c.gpu_health.kmsg_path, check_kmsg_path);
+     },
+     nullptr},
+    {"xid_journal_per_minute",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.gpu_health.xid_journal_per_minute, check_xid_journal_per_minute);
+     },
+     nullptr},
+};
+
 const std::vector<Field> kTopFields = {
     {"listen",
      [](const YAML::Node &v, Config &c) {
@@ -578,6 +607,7 @@ const std::vector<Field> kTopFields = {
     {"metrics", nullptr, &kMetricsFields},
     {"kubernetes", nullptr, &kKubernetesFields},
     {"nvml", nullptr, &kNvmlFields},
+    {"gpu_health", nullptr, &kGpuHealthFields},
 };
 
 std::string known_keys(const std::vector<Field> &fields, const std::string &prefix) {
@@ -895,6 +925,13 @@ std::optional<ConfigError> validate_config(const Config &config) {
       return ConfigError{invalid_value("kubernetes.log_dir", config.kubernetes.log_dir, *problem)};
     if (auto problem = check_nvml_library(config.nvml.library))
       return ConfigError{invalid_value("nvml.library", config.nvml.library, *problem)};
+    if (auto problem = check_kmsg_path(config.gpu_health.kmsg_path))
+      return ConfigError{
+          invalid_value("gpu_health.kmsg_path", config.gpu_health.kmsg_path, *problem)};
+    if (auto problem = check_xid_journal_per_minute(config.gpu_health.xid_journal_per_minute))
+      return ConfigError{invalid_value("gpu_health.xid_journal_per_minute",
+                                       std::to_string(config.gpu_health.xid_journal_per_minute),
+                                       *problem)};
     return std::nullopt;
   } catch (const std::exception &e) {
     return ConfigError{std::string("configuration check failed: ") + e.what()};

@@ -111,6 +111,18 @@ struct Config {
     bool operator==(const Nvml &) const = default;
   } nvml;
 
+  struct GpuHealth {
+    // Read the driver's Xid reports from the kernel log.
+    bool read_kernel_log = true;
+    // The kernel log: /dev/kmsg, or a stand-in in its record format (a regular file that is
+    // appended to, or a FIFO), for tests.
+    std::string kmsg_path = "/dev/kmsg";
+    // Xid journal entries written at most this often; the counters have every report.
+    std::uint32_t xid_journal_per_minute = 30;
+
+    bool operator==(const GpuHealth &) const = default;
+  } gpu_health;
+
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;
 };

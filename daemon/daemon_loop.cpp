@@ -18,6 +18,7 @@
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"
+#include "exporters/gpu_health_metrics.h"
 #include "exporters/kernel_name_metrics.h"
 #include "exporters/kernels_json.h"
 #include "exporters/launch_metrics.h"
@@ -63,7 +64,10 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
           std::chrono::duration<double>(config.cuda.throughput_window).count(),
           sysconf(_SC_CLK_TCK),
           [this](const ProcessId &id) { return visible_gpus_of(procfs_, host_gpus_, id); }}),
-      detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir) {
+      detectors_(detector_settings(config)), pod_names_(config.kubernetes.log_dir),
+      gpu_health_(GpuHealthMonitor::Settings{config.gpu_health.kmsg_path,
+                                             config.gpu_health.read_kernel_log,
+                                             config.gpu_health.xid_journal_per_minute}) {
   health_.version = kVersion;
   health_.revision = kRevision;
   health_.compiler = kCompiler;
@@ -259,6 +263,7 @@ void DaemonLoop::scan_once() {
   sample_os();
   if (nvml_) // ~40 ms per GPU (PCIe throughput is measured over 20 ms per direction)
     nvml_snapshot_ = nvml_->sample();
+  watch_gpu_health();
   run_detectors();
   const auto now = std::chrono::steady_clock::now();
   if (last_tick_ != std::chrono::steady_clock::time_point{})
@@ -381,6 +386,29 @@ void DaemonLoop::run_detectors() {
   }
 }
 
+// Xid reports from the kernel log and NVML's health values: counted, tied to the traced process
+// the driver names, journaled.
+void DaemonLoop::watch_gpu_health() {
+  std::vector<std::pair<std::string, int>> addresses;
+  for (const auto &device : nvml_devices())
+    addresses.emplace_back(device.pci_bus_id, static_cast<int>(device.index));
+  if (addresses.empty()) // without NVML, the driver's own list numbers GPUs the same way
+    for (const auto &gpu : host_gpus_)
+      addresses.emplace_back(gpu.pci_bus_id, gpu.index);
+  std::set<ProcessId> live;
+  for (const auto &[id, process] : state_.processes())
+    live.insert(id);
+  const auto traced = [this](std::uint32_t pid) -> std::optional<XidProcess> {
+    for (const auto &[id, process] : state_.processes())
+      if (id.pid == static_cast<int>(pid))
+        return XidProcess{id, process.comm, process.container.identity.id};
+    return std::nullopt;
+  };
+  for (const auto &entry :
+       gpu_health_.scan(nvml_snapshot_, GpuAddressBook(addresses), traced, live, monotonic_ns()))
+    write_journal(entry);
+}
+
 void DaemonLoop::write_journal(const JournalEntry &entry) {
   if (journal_ != nullptr && !journal_->write(entry))
     ++delivery_.journal_errors;
@@ -413,6 +441,15 @@ void DaemonLoop::publish() {
     families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))
     families.push_back(std::move(gpu_family));
+  for (auto &&part : {nvml_health_families(nvml_snapshot_), xid_families(gpu_health_, state_)})
+    std::move(part.begin(), part.end(), std::back_inserter(families));
+  CollectorHealth collectors;
+  collectors.os_tracer = os_tracer_ != nullptr;
+  if (nvml_ || nvml_unavailable_)
+    collectors.nvml = nvml_snapshot_.ready;
+  if (gpu_health_.reads_kernel_log())
+    collectors.kernel_log = gpu_health_.kernel_log().healthy;
+  families.push_back(collector_family(collectors));
   for (auto &family : bpf_map_families(map_occupancy_))
     families.push_back(std::move(family));
   if (os_tracer_ != nullptr)

@@ -24,6 +24,7 @@
 #include "exporters/cuda_metrics.h"
 #include "exporters/detector_metrics.h"
 #include "exporters/metrics_publisher.h"
+#include "gpuhealth/gpu_health_monitor.h"
 #include "gpus/host_gpus.h"
 #include "nvml/nvml_sampler.h"
 #include "os/os_sampler.h"
@@ -46,6 +47,8 @@ public:
   // Samples GPU devices through `nvml` once per scan (it must outlive the loop). Without this
   // call (NVML disabled or not installed) no NVML series are exported.
   void use_nvml(NvmlApi &nvml) { nvml_.emplace(nvml); }
+  // NVML is enabled in the config but could not be loaded: the nvml collector reads 0.
+  void nvml_unavailable() { nvml_unavailable_ = true; }
   // NVML's devices (index, UUID, minor number, PCI bus id); empty without NVML.
   const std::vector<NvmlDevice> &nvml_devices() const;
 
@@ -68,6 +71,7 @@ private:
   visible_gpus_of(const ProcFs &procfs, const std::vector<HostGpu> &host_gpus, const ProcessId &id);
   void sample_os();
   void run_detectors();
+  void watch_gpu_health();
   void write_journal(const JournalEntry &entry);
   void publish();
 
@@ -103,6 +107,8 @@ private:
   void track_launches_early(std::uint32_t tgid);
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
+  bool nvml_unavailable_ = false;
+  GpuHealthMonitor gpu_health_;
   // /api/v1/kernels as last built, and the state's kernels_version it was built from.
   std::shared_ptr<const std::string> kernels_json_;
   std::uint64_t kernels_json_version_ = 0;

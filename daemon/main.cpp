@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
                     os_tracer.get());
     if (nvml)
       loop.use_nvml(*nvml);
+    else if (config.nvml.enabled)
+      loop.nvml_unavailable();
     HttpServerOptions web;
     web.listen = config.listen;
     web.max_concurrent_requests = config.web.max_concurrent_requests;

@@ -42,6 +42,21 @@ enum {
   NT_NVML_FIELD_NVLINK_DATA_TX_KIB = 138, /* cumulative payload, KiB */
   NT_NVML_FIELD_NVLINK_DATA_RX_KIB = 139
 };
+/* nvmlMemoryErrorType_t */
+enum { NT_NVML_MEMORY_ERROR_CORRECTED = 0, NT_NVML_MEMORY_ERROR_UNCORRECTED = 1 };
+/* nvmlEccCounterType_t: volatile since the driver was loaded, aggregate over the GPU's life */
+enum { NT_NVML_VOLATILE_ECC = 0, NT_NVML_AGGREGATE_ECC = 1 };
+/* nvmlClocksThrottleReason* (since R535 also named nvmlClocksEventReason*): bits of the mask
+ * nvmlDeviceGetCurrentClocksThrottleReasons gives. */
+#define NT_NVML_THROTTLE_GPU_IDLE 0x1ull
+#define NT_NVML_THROTTLE_APPLICATIONS_CLOCKS_SETTING 0x2ull
+#define NT_NVML_THROTTLE_SW_POWER_CAP 0x4ull
+#define NT_NVML_THROTTLE_HW_SLOWDOWN 0x8ull
+#define NT_NVML_THROTTLE_SYNC_BOOST 0x10ull
+#define NT_NVML_THROTTLE_SW_THERMAL_SLOWDOWN 0x20ull
+#define NT_NVML_THROTTLE_HW_THERMAL_SLOWDOWN 0x40ull
+#define NT_NVML_THROTTLE_HW_POWER_BRAKE_SLOWDOWN 0x80ull
+#define NT_NVML_THROTTLE_DISPLAY_CLOCK_SETTING 0x100ull
 #define NT_NVML_SCOPE_ALL_LINKS 0xFFFFFFFFu /* scopeId that sums a link field over all links */
 #define NT_NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* usedGpuMemory when unknown */
 
@@ -141,6 +156,16 @@ typedef int (*nt_nvml_pcie_throughput_fn)(nt_nvml_device device, int counter,
                                           unsigned int *kib_per_second);
 typedef int (*nt_nvml_field_values_fn)(nt_nvml_device device, int count,
                                        nt_nvml_field_value *values);
+typedef int (*nt_nvml_total_ecc_errors_fn)(nt_nvml_device device, int error_type, int counter_type,
+                                           unsigned long long *count);
+/* nvmlDeviceGetRemappedRows (Ampere and later): rows remapped for corrected and uncorrected
+ * errors, a remapping waiting for the next GPU reset, a remapping that failed. */
+typedef int (*nt_nvml_remapped_rows_fn)(nt_nvml_device device, unsigned int *corrected_rows,
+                                        unsigned int *uncorrected_rows, unsigned int *pending,
+                                        unsigned int *failure_occurred);
+/* nvmlDeviceGetRetiredPagesPendingStatus: *pending is an nvmlEnableState_t (0 or 1). */
+typedef int (*nt_nvml_retired_pages_pending_fn)(nt_nvml_device device, int *pending);
+typedef int (*nt_nvml_throttle_reasons_fn)(nt_nvml_device device, unsigned long long *reasons);
 /* `entries` points to *count entries of the driver's layout; on NT_NVML_ERROR_INSUFFICIENT_SIZE
  * *count is set to the number needed. */
 typedef int (*nt_nvml_running_processes_fn)(nt_nvml_device device, unsigned int *count,

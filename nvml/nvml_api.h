@@ -40,6 +40,16 @@ struct NvmlProcessMemory {
 
 enum class NvmlDirection { tx, rx }; // tx: sent by the GPU; rx: received by it
 
+enum class NvmlEccType { corrected, uncorrected };
+enum class NvmlEccCounter { volatile_count, aggregate }; // since driver load; over the GPU's life
+
+struct NvmlRemappedRows {
+  unsigned corrected = 0;   // rows remapped after correctable errors
+  unsigned uncorrected = 0; // rows remapped after uncorrectable errors
+  bool pending = false;     // a remapping waits for the next GPU reset
+  bool failed = false;      // a remapping failed: the GPU needs service
+};
+
 // The NVML functions the daemon calls, named without their version suffix: the label of
 // neutracer_nvml_errors_total{call}.
 enum class NvmlCall {
@@ -59,8 +69,12 @@ enum class NvmlCall {
   pcie_throughput,
   field_values,
   compute_processes,
+  ecc_errors,
+  remapped_rows,
+  retired_pages_pending,
+  throttle_reasons,
 };
-inline constexpr std::array<std::string_view, 16> kNvmlCallNames = {
+inline constexpr std::array<std::string_view, 20> kNvmlCallNames = {
     "nvmlInit",
     "nvmlSystemGetDriverVersion",
     "nvmlDeviceGetCount",
@@ -77,6 +91,11 @@ inline constexpr std::array<std::string_view, 16> kNvmlCallNames = {
     "nvmlDeviceGetPcieThroughput",
     "nvmlDeviceGetFieldValues",
     "nvmlDeviceGetComputeRunningProcesses",
+    "nvmlDeviceGetTotalEccErrors",
+    "nvmlDeviceGetRemappedRows",
+    "nvmlDeviceGetRetiredPagesPendingStatus",
+    // Also resolved as nvmlDeviceGetCurrentClocksEventReasons (its name since R535).
+    "nvmlDeviceGetCurrentClocksThrottleReasons",
 };
 inline std::string_view nvml_call_name(NvmlCall call) {
   return kNvmlCallNames[static_cast<std::size_t>(call)];
@@ -107,6 +126,15 @@ public:
   // NVLink payload since the driver loaded, summed over links, in KiB.
   virtual NvmlResult<std::uint64_t> nvlink_data_kib(unsigned index, NvmlDirection direction) = 0;
   virtual NvmlResult<std::vector<NvmlProcessMemory>> compute_processes(unsigned index) = 0;
+
+  // GPU health. Each may answer NT_NVML_ERROR_FUNCTION_NOT_FOUND (an older driver's library),
+  // NOT_SUPPORTED (a GPU without ECC, or of another generation) or GPU_IS_LOST.
+  virtual NvmlResult<std::uint64_t> ecc_errors(unsigned index, NvmlEccType type,
+                                               NvmlEccCounter counter) = 0;
+  virtual NvmlResult<NvmlRemappedRows> remapped_rows(unsigned index) = 0;
+  virtual NvmlResult<bool> retired_pages_pending(unsigned index) = 0;
+  // The mask of NT_NVML_THROTTLE_* reasons that hold the clocks down now.
+  virtual NvmlResult<std::uint64_t> throttle_reasons(unsigned index) = 0;
 };
 
 } // namespace neutracer

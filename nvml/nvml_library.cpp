@@ -85,6 +85,12 @@ NvmlLibrary::NvmlLibrary(ConstructionKey, DlHandle handle) : handle_(std::move(h
   resolve(s.field_values, {"nvmlDeviceGetFieldValues"});
   resolve(s.compute_processes,
           {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  resolve(s.ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
+  resolve(s.remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  resolve(s.retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
+  // The same function and mask under its R535 name and its older one.
+  resolve(s.throttle_reasons,
+          {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
 }
 
 NvmlLibrary::~NvmlLibrary() {
@@ -286,6 +292,49 @@ NvmlResult<std::vector<NvmlProcessMemory>> NvmlLibrary::compute_processes(unsign
         }
         return failed<Processes>(NT_NVML_ERROR_INSUFFICIENT_SIZE);
       });
+}
+
+NvmlResult<std::uint64_t> NvmlLibrary::ecc_errors(unsigned index, NvmlEccType type,
+                                                  NvmlEccCounter counter) {
+  const int error_type = type == NvmlEccType::corrected ? NT_NVML_MEMORY_ERROR_CORRECTED
+                                                        : NT_NVML_MEMORY_ERROR_UNCORRECTED;
+  const int counter_type =
+      counter == NvmlEccCounter::volatile_count ? NT_NVML_VOLATILE_ECC : NT_NVML_AGGREGATE_ECC;
+  return with_device<std::uint64_t>(
+      symbols_.ecc_errors, index,
+      [error_type, counter_type](auto ecc_errors, nt_nvml_device handle) {
+        unsigned long long count = 0;
+        const int status = ecc_errors(handle, error_type, counter_type, &count);
+        return NvmlResult<std::uint64_t>{status, count};
+      });
+}
+
+NvmlResult<NvmlRemappedRows> NvmlLibrary::remapped_rows(unsigned index) {
+  return with_device<NvmlRemappedRows>(
+      symbols_.remapped_rows, index, [](auto remapped_rows, nt_nvml_device handle) {
+        unsigned corrected = 0, uncorrected = 0, pending = 0, failed = 0;
+        const int status = remapped_rows(handle, &corrected, &uncorrected, &pending, &failed);
+        return NvmlResult<NvmlRemappedRows>{
+            status, NvmlRemappedRows{corrected, uncorrected, pending != 0, failed != 0}};
+      });
+}
+
+NvmlResult<bool> NvmlLibrary::retired_pages_pending(unsigned index) {
+  return with_device<bool>(symbols_.retired_pages_pending, index,
+                           [](auto retired_pages_pending, nt_nvml_device handle) {
+                             int pending = 0;
+                             const int status = retired_pages_pending(handle, &pending);
+                             return NvmlResult<bool>{status, pending != 0};
+                           });
+}
+
+NvmlResult<std::uint64_t> NvmlLibrary::throttle_reasons(unsigned index) {
+  return with_device<std::uint64_t>(symbols_.throttle_reasons, index,
+                                    [](auto throttle_reasons, nt_nvml_device handle) {
+                                      unsigned long long reasons = 0;
+                                      const int status = throttle_reasons(handle, &reasons);
+                                      return NvmlResult<std::uint64_t>{status, reasons};
+                                    });
 }
 
 std::unique_ptr<NvmlApi> open_nvml(const std::string &library) {

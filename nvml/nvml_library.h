@@ -52,6 +52,11 @@ public:
   NvmlResult<unsigned> pcie_kib_per_second(unsigned index, NvmlDirection direction) override;
   NvmlResult<std::uint64_t> nvlink_data_kib(unsigned index, NvmlDirection direction) override;
   NvmlResult<std::vector<NvmlProcessMemory>> compute_processes(unsigned index) override;
+  NvmlResult<std::uint64_t> ecc_errors(unsigned index, NvmlEccType type,
+                                       NvmlEccCounter counter) override;
+  NvmlResult<NvmlRemappedRows> remapped_rows(unsigned index) override;
+  NvmlResult<bool> retired_pages_pending(unsigned index) override;
+  NvmlResult<std::uint64_t> throttle_reasons(unsigned index) override;
 
 private:
   struct Symbols {
@@ -72,6 +77,10 @@ private:
     nt_nvml_pcie_throughput_fn pcie_throughput = nullptr;
     nt_nvml_field_values_fn field_values = nullptr;
     nt_nvml_running_processes_fn compute_processes = nullptr;
+    nt_nvml_total_ecc_errors_fn ecc_errors = nullptr;
+    nt_nvml_remapped_rows_fn remapped_rows = nullptr;
+    nt_nvml_retired_pages_pending_fn retired_pages_pending = nullptr;
+    nt_nvml_throttle_reasons_fn throttle_reasons = nullptr;
   };
 
   // The handle of an opened device, or nullptr.

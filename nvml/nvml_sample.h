@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "nvml/nvml_api.h"
+
 namespace neutracer {
 
 // A GPU as NVML numbers it; fixed while the daemon runs. The index orders devices by PCI bus
@@ -40,13 +42,34 @@ struct NvmlDeviceSample {
   std::optional<double> nvlink_tx_bytes;
   std::optional<double> nvlink_rx_bytes;
   std::optional<std::vector<NvmlProcessUsage>> processes; // compute processes, as NVML sees them
+
+  // Health. ECC counts only for the (type, counter) pairs NVML gave.
+  struct EccCount {
+    NvmlEccType type = NvmlEccType::corrected;
+    NvmlEccCounter counter = NvmlEccCounter::volatile_count;
+    std::uint64_t count = 0;
+    bool operator==(const EccCount &) const = default;
+  };
+  std::vector<EccCount> ecc_errors;
+  std::optional<NvmlRemappedRows> remapped_rows;
+  std::optional<bool> retired_pages_pending;
+  std::optional<std::uint64_t> throttle_reasons; // NT_NVML_THROTTLE_* mask
+  // A call on this GPU answered NVML_ERROR_GPU_IS_LOST in this scan: it fell off the bus or
+  // stopped answering; its other values are left out.
+  bool lost = false;
 };
 
 struct NvmlSnapshot {
   bool in_use = false; // false: NVML disabled or not installed; no NVML series at all
+  bool ready = false;  // NVML initialised and listed its GPUs
   std::string driver_version;
   std::vector<NvmlDeviceSample> devices;
   std::map<std::string, std::uint64_t> errors_by_call; // every call the daemon makes, 0 included
+  // GPUs that answered GPU_IS_LOST when the daemon listed them: never opened, no other values.
+  std::vector<unsigned> lost_unopened;
+  // Every call the daemon makes: false once the library answered that it has no such function
+  // (an older driver); empty until NVML initialised.
+  std::map<std::string, bool> functions_available;
 };
 
 } // namespace neutracer

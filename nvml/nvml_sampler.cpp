@@ -24,12 +24,16 @@ template <typename Query>
 auto NvmlSampler::ask(unsigned device, NvmlCall call, int variant, Query query)
     -> std::optional<decltype(query().value)> {
   const auto key = std::tuple{device, call, variant};
-  if (unsupported_.contains(key))
+  if (unsupported_.contains(key) || lost_now_.contains(device))
     return std::nullopt;
   auto result = query();
   if (result.ok())
     return std::move(result.value);
   record_failure(device, call, result.status);
+  if (result.status == NT_NVML_ERROR_GPU_IS_LOST && device != kNoDevice)
+    lost_now_.insert(device); // its other calls would fail the same way: not asked this scan
+  if (result.status == NT_NVML_ERROR_FUNCTION_NOT_FOUND)
+    missing_functions_.insert(call);
   if (is_permanent(result.status))
     unsupported_.insert(key);
   return std::nullopt;
@@ -81,6 +85,8 @@ bool NvmlSampler::list_devices() {
   for (unsigned index = 0; index < *count; ++index) {
     if (const int status = api_.open_device(index); status != NT_NVML_SUCCESS) {
       record_failure(index, NvmlCall::device_handle, status);
+      if (status == NT_NVML_ERROR_GPU_IS_LOST)
+        lost_unopened_.push_back(index);
       continue;
     }
     NvmlDevice device;
@@ -144,6 +150,8 @@ NvmlDeviceSample NvmlSampler::sample_device(const NvmlDevice &device) {
     for (const auto &[pid, bytes] : by_pid)
       s.processes->push_back({pid, bytes});
   }
+  sample_health(i, s);
+  s.lost = lost_now_.contains(i);
   spdlog::debug("NVML GPU {}: utilization {}, memory {}/{} bytes, {} C, {} W, PCIe tx/rx {}/{} "
                 "B/s, NVLink tx/rx {}/{} B, {} processes",
                 i, describe(s.gpu_utilization_ratio),
@@ -156,13 +164,34 @@ NvmlDeviceSample NvmlSampler::sample_device(const NvmlDevice &device) {
   return s;
 }
 
+void NvmlSampler::sample_health(unsigned i, NvmlDeviceSample &s) {
+  for (const auto type : {NvmlEccType::corrected, NvmlEccType::uncorrected})
+    for (const auto counter : {NvmlEccCounter::volatile_count, NvmlEccCounter::aggregate}) {
+      const int variant = static_cast<int>(type) * 2 + static_cast<int>(counter);
+      if (const auto count = ask(i, NvmlCall::ecc_errors, variant,
+                                 [&] { return api_.ecc_errors(i, type, counter); }))
+        s.ecc_errors.push_back({type, counter, *count});
+    }
+  s.remapped_rows = ask(i, NvmlCall::remapped_rows, 0, [&] { return api_.remapped_rows(i); });
+  s.retired_pages_pending =
+      ask(i, NvmlCall::retired_pages_pending, 0, [&] { return api_.retired_pages_pending(i); });
+  s.throttle_reasons =
+      ask(i, NvmlCall::throttle_reasons, 0, [&] { return api_.throttle_reasons(i); });
+}
+
 NvmlSnapshot NvmlSampler::sample() {
   NvmlSnapshot snapshot;
   snapshot.in_use = true;
+  lost_now_.clear();
   if (ready()) {
+    snapshot.ready = true;
     snapshot.driver_version = driver_version_;
     for (const auto &device : devices_)
       snapshot.devices.push_back(sample_device(device));
+    snapshot.lost_unopened = lost_unopened_;
+    for (std::size_t call = 0; call < kNvmlCallNames.size(); ++call)
+      snapshot.functions_available[std::string(kNvmlCallNames[call])] =
+          !missing_functions_.contains(static_cast<NvmlCall>(call));
   }
   for (std::size_t call = 0; call < kNvmlCallNames.size(); ++call)
     snapshot.errors_by_call[std::string(kNvmlCallNames[call])] = errors_[call];

@@ -35,6 +35,7 @@ private:
   bool ready();
   bool list_devices();
   NvmlDeviceSample sample_device(const NvmlDevice &device);
+  void sample_health(unsigned index, NvmlDeviceSample &sample);
   // Runs `query` unless it is known unsupported for this device; on failure counts it, logs
   // it once and returns nullopt. `variant` tells apart queries of one call (tx / rx).
   template <typename Query>
@@ -51,6 +52,9 @@ private:
   std::array<std::uint64_t, kNvmlCallNames.size()> errors_{};
   std::set<std::tuple<unsigned, NvmlCall, int>> unsupported_;
   std::set<std::tuple<unsigned, NvmlCall, int>> logged_; // (device, call, status)
+  std::set<NvmlCall> missing_functions_;                 // answered FUNCTION_NOT_FOUND
+  std::set<unsigned> lost_now_;       // devices that answered GPU_IS_LOST in this scan
+  std::vector<unsigned> lost_unopened_; // answered GPU_IS_LOST when listed
 };
 
 } // namespace neutracer

@@ -39,6 +39,8 @@ declare -A max_len=(
   [event_decoder]=16384 [kernel_names]=4096 [basic_auth]=1024
   # A stand-in driver library is ~2 KiB, the seeds 1-2 KiB; larger only slows mutation.
   [elf_symbols]=8192 [visible_gpus]=2048 [kubernetes_log_names]=512
+  # /dev/kmsg records are at most about 8 KiB with their dictionary.
+  [kmsg_xid]=8192
 )
 
 if [ $# -gt 0 ]; then

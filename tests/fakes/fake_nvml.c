@@ -5,7 +5,16 @@
  *   FAKE_NVML_PROCESS_SYMBOL_V3 (1 or 0): export ..._v3 (current) or only ..._v2
  *   FAKE_NVML_PROCESS_STRIDE (24, 32 or 16): running-process entry layout
  *   FAKE_NVML_HAS_ENERGY (1 or 0): export nvmlDeviceGetTotalEnergyConsumption
- * FAKE_NVML_INIT_RESULT in the environment makes nvmlInit_v2 fail with that code. */
+ *   FAKE_NVML_HAS_REMAPPED_ROWS (1 or 0): export nvmlDeviceGetRemappedRows (Ampere's drivers on)
+ *   FAKE_NVML_THROTTLE_SYMBOL (2, 1 or 0): the clock throttle mask as
+ *     nvmlDeviceGetCurrentClocksEventReasons (R535 on), ...ThrottleReasons (older), or neither
+ * The environment, read at each call, drives other behaviour:
+ *   FAKE_NVML_INIT_RESULT: nvmlInit_v2 fails with that code
+ *   FAKE_NVML_LOST_GPU: every value query on that GPU index answers NVML_ERROR_GPU_IS_LOST
+ *   FAKE_NVML_ECC_UNCORRECTED: GPU 0's volatile uncorrected ECC count (aggregate: 10 more)
+ *   FAKE_NVML_THROTTLE_REASONS: GPU 0's throttle mask (decimal or 0x hex)
+ *   FAKE_NVML_REMAP_PENDING, FAKE_NVML_REMAP_FAILED (1): GPU 0's row remapping state
+ * GPU 1 has no ECC (NOT_SUPPORTED); neither GPU supports retired-page status (Ampere and on). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +28,12 @@
 #endif
 #ifndef FAKE_NVML_HAS_ENERGY
 #define FAKE_NVML_HAS_ENERGY 1
+#endif
+#ifndef FAKE_NVML_HAS_REMAPPED_ROWS
+#define FAKE_NVML_HAS_REMAPPED_ROWS 1
+#endif
+#ifndef FAKE_NVML_THROTTLE_SYMBOL
+#define FAKE_NVML_THROTTLE_SYMBOL 2
 #endif
 
 #define EXPORT __attribute__((visibility("default")))
@@ -86,6 +101,18 @@ static struct nt_nvml_device_st *checked(nt_nvml_device device) {
   if (device == &devices[0] || device == &devices[1])
     return device;
   return NULL;
+}
+
+/* The value of environment variable `name` (decimal or 0x hex), or `fallback`. */
+static unsigned long long env_number(const char *name, unsigned long long fallback) {
+  const char *text = getenv(name);
+  return text != NULL && *text != '\0' ? strtoull(text, NULL, 0) : fallback;
+}
+
+static int is_lost(nt_nvml_device device) {
+  const char *lost = getenv("FAKE_NVML_LOST_GPU");
+  const int index = lost != NULL && *lost != '\0' ? atoi(lost) : -1;
+  return index >= 0 && index < 2 && &devices[index] == device;
 }
 
 static int copy_string(const char *source, char *destination, unsigned int length) {
@@ -169,6 +196,8 @@ EXPORT int nvmlDeviceGetMinorNumber(nt_nvml_device device, unsigned int *minor) 
 EXPORT int nvmlDeviceGetMemoryInfo(nt_nvml_device device, nt_nvml_memory *memory) {
   if (!checked(device) || memory == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   *memory = device->memory;
   return NT_NVML_SUCCESS;
 }
@@ -176,6 +205,8 @@ EXPORT int nvmlDeviceGetMemoryInfo(nt_nvml_device device, nt_nvml_memory *memory
 EXPORT int nvmlDeviceGetUtilizationRates(nt_nvml_device device, nt_nvml_utilization *rates) {
   if (!checked(device) || rates == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   *rates = device->utilization;
   return NT_NVML_SUCCESS;
 }
@@ -183,6 +214,8 @@ EXPORT int nvmlDeviceGetUtilizationRates(nt_nvml_device device, nt_nvml_utilizat
 EXPORT int nvmlDeviceGetTemperature(nt_nvml_device device, int sensor, unsigned int *celsius) {
   if (!checked(device) || sensor != NT_NVML_TEMPERATURE_GPU || celsius == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   *celsius = device->temperature;
   return NT_NVML_SUCCESS;
 }
@@ -190,6 +223,8 @@ EXPORT int nvmlDeviceGetTemperature(nt_nvml_device device, int sensor, unsigned 
 EXPORT int nvmlDeviceGetPowerUsage(nt_nvml_device device, unsigned int *milliwatts) {
   if (!checked(device) || milliwatts == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   if (!device->power_supported)
     return NT_NVML_ERROR_NOT_SUPPORTED;
   *milliwatts = device->power_milliwatts;
@@ -201,6 +236,8 @@ EXPORT int nvmlDeviceGetTotalEnergyConsumption(nt_nvml_device device,
                                                unsigned long long *millijoules) {
   if (!checked(device) || millijoules == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   *millijoules = device->energy_millijoules;
   return NT_NVML_SUCCESS;
 }
@@ -210,6 +247,8 @@ EXPORT int nvmlDeviceGetPcieThroughput(nt_nvml_device device, int counter,
                                        unsigned int *kib_per_second) {
   if (!checked(device) || kib_per_second == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   if (counter == NT_NVML_PCIE_TX_BYTES)
     *kib_per_second = device->pcie_tx_kib;
   else if (counter == NT_NVML_PCIE_RX_BYTES)
@@ -222,6 +261,8 @@ EXPORT int nvmlDeviceGetPcieThroughput(nt_nvml_device device, int counter,
 EXPORT int nvmlDeviceGetFieldValues(nt_nvml_device device, int count, nt_nvml_field_value *values) {
   if (!checked(device) || count <= 0 || values == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   for (int i = 0; i < count; ++i) {
     nt_nvml_field_value *field = &values[i];
     const int is_nvlink_data = field->field_id == NT_NVML_FIELD_NVLINK_DATA_TX_KIB ||
@@ -247,6 +288,8 @@ EXPORT int nvmlDeviceGetFieldValues(nt_nvml_device device, int count, nt_nvml_fi
 static int running_processes(nt_nvml_device device, unsigned int *count, void *entries) {
   if (!checked(device) || count == NULL)
     return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
   const unsigned int needed = device->process_count;
   if (*count < needed) {
     *count = needed;
@@ -285,6 +328,72 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v2(nt_nvml_device device, unsign
 }
 #endif
 
+EXPORT int nvmlDeviceGetTotalEccErrors(nt_nvml_device device, int error_type, int counter_type,
+                                       unsigned long long *count) {
+  if (!checked(device) || count == NULL ||
+      (error_type != NT_NVML_MEMORY_ERROR_CORRECTED &&
+       error_type != NT_NVML_MEMORY_ERROR_UNCORRECTED) ||
+      (counter_type != NT_NVML_VOLATILE_ECC && counter_type != NT_NVML_AGGREGATE_ECC))
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  if (device != &devices[0])
+    return NT_NVML_ERROR_NOT_SUPPORTED;
+  const unsigned long long volatile_count =
+      error_type == NT_NVML_MEMORY_ERROR_CORRECTED ? 7 : env_number("FAKE_NVML_ECC_UNCORRECTED", 0);
+  *count = counter_type == NT_NVML_VOLATILE_ECC ? volatile_count : volatile_count + 10;
+  return NT_NVML_SUCCESS;
+}
+
+#if FAKE_NVML_HAS_REMAPPED_ROWS
+EXPORT int nvmlDeviceGetRemappedRows(nt_nvml_device device, unsigned int *corrected,
+                                     unsigned int *uncorrected, unsigned int *pending,
+                                     unsigned int *failed) {
+  if (!checked(device) || corrected == NULL || uncorrected == NULL || pending == NULL ||
+      failed == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  const int first = device == &devices[0];
+  *corrected = first ? 2 : 0;
+  *uncorrected = first ? 1 : 0;
+  *pending = first ? (unsigned)env_number("FAKE_NVML_REMAP_PENDING", 0) : 0;
+  *failed = first ? (unsigned)env_number("FAKE_NVML_REMAP_FAILED", 0) : 0;
+  return NT_NVML_SUCCESS;
+}
+#endif
+
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(nt_nvml_device device, int *pending) {
+  if (!checked(device) || pending == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  return NT_NVML_ERROR_NOT_SUPPORTED;
+}
+
+#if FAKE_NVML_THROTTLE_SYMBOL
+static int throttle_reasons(nt_nvml_device device, unsigned long long *reasons) {
+  if (!checked(device) || reasons == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  *reasons = device == &devices[0] ? env_number("FAKE_NVML_THROTTLE_REASONS", 0)
+                                   : NT_NVML_THROTTLE_GPU_IDLE;
+  return NT_NVML_SUCCESS;
+}
+#endif
+#if FAKE_NVML_THROTTLE_SYMBOL == 2
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(nt_nvml_device device,
+                                                  unsigned long long *reasons) {
+  return throttle_reasons(device, reasons);
+}
+#elif FAKE_NVML_THROTTLE_SYMBOL == 1
+EXPORT int nvmlDeviceGetCurrentClocksThrottleReasons(nt_nvml_device device,
+                                                     unsigned long long *reasons) {
+  return throttle_reasons(device, reasons);
+}
+#endif
+
 /* Each export has the signature the daemon casts its symbol to. */
 SIGNATURE_CHECK nt_nvml_init_fn check_init = nvmlInit_v2;
 SIGNATURE_CHECK nt_nvml_shutdown_fn check_shutdown = nvmlShutdown;
@@ -302,6 +411,15 @@ SIGNATURE_CHECK nt_nvml_device_uint_fn check_power = nvmlDeviceGetPowerUsage;
 SIGNATURE_CHECK nt_nvml_pcie_throughput_fn check_pcie = nvmlDeviceGetPcieThroughput;
 SIGNATURE_CHECK nt_nvml_field_values_fn check_fields = nvmlDeviceGetFieldValues;
 SIGNATURE_CHECK nt_nvml_running_processes_fn check_processes = running_processes;
+SIGNATURE_CHECK nt_nvml_total_ecc_errors_fn check_ecc = nvmlDeviceGetTotalEccErrors;
+SIGNATURE_CHECK nt_nvml_retired_pages_pending_fn check_retired =
+    nvmlDeviceGetRetiredPagesPendingStatus;
+#if FAKE_NVML_HAS_REMAPPED_ROWS
+SIGNATURE_CHECK nt_nvml_remapped_rows_fn check_remapped = nvmlDeviceGetRemappedRows;
+#endif
+#if FAKE_NVML_THROTTLE_SYMBOL
+SIGNATURE_CHECK nt_nvml_throttle_reasons_fn check_throttle = throttle_reasons;
+#endif
 #if FAKE_NVML_HAS_ENERGY
 SIGNATURE_CHECK nt_nvml_energy_fn check_energy = nvmlDeviceGetTotalEnergyConsumption;
 #endif

@@ -105,6 +105,7 @@ protected:
     c.proc_root = proc_.root().string();
     c.cuda.launch_counting = launch_counting;
     c.alerts.journal = false;
+    c.gpu_health.read_kernel_log = false; // never the host's /dev/kmsg in unit tests
     return c;
   }
   TempProc proc_;

@@ -21,6 +21,9 @@ struct ScriptedDevice {
   unsigned pcie_tx_kib = 0, pcie_rx_kib = 0;
   std::uint64_t nvlink_tx_kib = 0, nvlink_rx_kib = 0;
   std::vector<NvmlProcessMemory> processes;
+  std::uint64_t ecc_uncorrected_volatile = 0;
+  NvmlRemappedRows remapped;
+  std::uint64_t throttle = 0;
   int open_status = NT_NVML_SUCCESS;
   std::map<NvmlCall, int> status_of;
   std::map<NvmlCall, int> asked;
@@ -82,6 +85,20 @@ public:
   }
   NvmlResult<std::vector<NvmlProcessMemory>> compute_processes(unsigned i) override {
     return answer(i, NvmlCall::compute_processes, at(i).processes);
+  }
+
+  NvmlResult<std::uint64_t> ecc_errors(unsigned i, NvmlEccType type, NvmlEccCounter) override {
+    return answer(i, NvmlCall::ecc_errors,
+                  type == NvmlEccType::uncorrected ? at(i).ecc_uncorrected_volatile : 0);
+  }
+  NvmlResult<NvmlRemappedRows> remapped_rows(unsigned i) override {
+    return answer(i, NvmlCall::remapped_rows, at(i).remapped);
+  }
+  NvmlResult<bool> retired_pages_pending(unsigned i) override {
+    return answer(i, NvmlCall::retired_pages_pending, false);
+  }
+  NvmlResult<std::uint64_t> throttle_reasons(unsigned i) override {
+    return answer(i, NvmlCall::throttle_reasons, at(i).throttle);
   }
 
   ScriptedDevice &at(unsigned i) { return devices.at(i); }
@@ -196,7 +213,8 @@ TEST(NvmlSampler, AMissingFunctionIsPermanentToo) {
 TEST(NvmlSampler, TransientErrorsAreCountedEachTimeAndValuesReturnWhenTheyClear) {
   ScriptedNvml nvml;
   nvml.devices = {h100()};
-  nvml.devices[0].status_of[NvmlCall::memory_info] = NT_NVML_ERROR_GPU_IS_LOST;
+  // A timeout, not GPU_IS_LOST: a lost GPU's other calls are skipped (tested below).
+  nvml.devices[0].status_of[NvmlCall::memory_info] = NT_NVML_ERROR_TIMEOUT;
   NvmlSampler sampler(nvml);
   sampler.sample();
   const auto failing = sampler.sample();
@@ -307,6 +325,63 @@ TEST(NvmlSampler, AFailedProcessListIsUnknownNotEmpty) {
   const auto snapshot = sampler.sample();
   EXPECT_FALSE(snapshot.devices[0].processes.has_value());
   EXPECT_EQ(errors(snapshot, "nvmlDeviceGetComputeRunningProcesses"), 1u);
+}
+
+TEST(NvmlSampler, ALostGpuIsMarkedAndNotAskedAgainInTheSameScan) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100(), h100()};
+  nvml.devices[1].pci_bus_id = "00000000:3B:00.0";
+  NvmlSampler sampler(nvml);
+  auto snapshot = sampler.sample();
+  ASSERT_EQ(snapshot.devices.size(), 2u);
+  EXPECT_FALSE(snapshot.devices[1].lost);
+  EXPECT_TRUE(snapshot.ready);
+
+  // Every call on GPU 1 now answers GPU_IS_LOST: the first one marks it and the rest of its
+  // calls are skipped for this scan, and asked again at the next.
+  for (const auto call : {NvmlCall::utilization, NvmlCall::memory_info, NvmlCall::temperature,
+                          NvmlCall::ecc_errors, NvmlCall::throttle_reasons})
+    nvml.at(1).status_of[call] = NT_NVML_ERROR_GPU_IS_LOST;
+  nvml.at(1).asked.clear();
+  snapshot = sampler.sample();
+  EXPECT_TRUE(snapshot.devices[1].lost);
+  EXPECT_FALSE(snapshot.devices[0].lost);
+  EXPECT_FALSE(snapshot.devices[1].memory_used_bytes);
+  EXPECT_EQ(nvml.at(1).asked[NvmlCall::utilization], 1);
+  EXPECT_EQ(nvml.at(1).asked[NvmlCall::memory_info], 0);
+  EXPECT_EQ(nvml.at(1).asked[NvmlCall::ecc_errors], 0);
+  EXPECT_EQ(errors(snapshot, "nvmlDeviceGetUtilizationRates"), 1);
+  sampler.sample();
+  EXPECT_EQ(nvml.at(1).asked[NvmlCall::utilization], 2);
+
+  // Back: the flag clears.
+  nvml.at(1).status_of.clear();
+  EXPECT_FALSE(sampler.sample().devices[1].lost);
+}
+
+TEST(NvmlSampler, HealthValuesAndMissingFunctions) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100()};
+  nvml.at(0).ecc_uncorrected_volatile = 3;
+  nvml.at(0).remapped = {5, 1, true, false};
+  nvml.at(0).throttle = NT_NVML_THROTTLE_SW_THERMAL_SLOWDOWN | NT_NVML_THROTTLE_SW_POWER_CAP;
+  nvml.at(0).status_of[NvmlCall::retired_pages_pending] = NT_NVML_ERROR_FUNCTION_NOT_FOUND;
+  NvmlSampler sampler(nvml);
+  const auto snapshot = sampler.sample();
+  const auto &s = snapshot.devices.at(0);
+  ASSERT_EQ(s.ecc_errors.size(), 4u);
+  for (const auto &e : s.ecc_errors)
+    EXPECT_EQ(e.count, e.type == NvmlEccType::uncorrected ? 3u : 0u);
+  ASSERT_TRUE(s.remapped_rows);
+  EXPECT_EQ(s.remapped_rows->corrected, 5u);
+  EXPECT_TRUE(s.remapped_rows->pending);
+  EXPECT_EQ(s.throttle_reasons, 0x24u);
+  EXPECT_FALSE(s.retired_pages_pending);
+  EXPECT_FALSE(snapshot.functions_available.at("nvmlDeviceGetRetiredPagesPendingStatus"));
+  EXPECT_TRUE(snapshot.functions_available.at("nvmlDeviceGetTotalEccErrors"));
+  // Permanent: not asked again.
+  sampler.sample();
+  EXPECT_EQ(nvml.at(0).asked[NvmlCall::retired_pages_pending], 1);
 }
 
 } // namespace
