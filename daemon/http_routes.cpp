@@ -6,35 +6,13 @@
 #include <string>
 #include <unistd.h>
 
+#include "exporters/html_escape.h"
 #include "exporters/memory_timeline_page.h"
 #include "exporters/self_metrics.h"
 #include "version.h"
 
 namespace neutracer {
 namespace {
-
-std::string html_escaped(const std::string &text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string host_name() {
   char name[256] = "";
@@ -46,7 +24,7 @@ std::string host_name() {
 } // namespace
 
 std::string landing_page(const std::string &version, const std::string &host) {
-  const std::string title = "neutracerd " + html_escaped(version) + " on " + html_escaped(host);
+  const std::string title = "neutracerd " + html_escape(version) + " on " + html_escape(host);
   return R"(<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>)" +
          title + R"(</title></head>

@@ -1,5 +1,7 @@
 #include "exporters/memory_timeline_page.h"
 
+#include "exporters/html_escape.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -13,29 +15,6 @@ constexpr double kWidth = 1100, kHeight = 560;
 constexpr double kLeft = 110, kRight = 20, kTop = 50, kBottom = 50;
 constexpr double kPlotWidth = kWidth - kLeft - kRight;
 constexpr double kPlotHeight = kHeight - kTop - kBottom;
-
-std::string escape(const std::string &text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string format(const char *pattern, double a, double b = 0, double c = 0, double d = 0) {
   char text[160];
@@ -140,10 +119,10 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
       live_bytes += block.bytes;
     }
   std::string page =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>GPU memory of " + escape(comm) +
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>GPU memory of " + html_escape(comm) +
       " (pid " + std::to_string(id.pid) +
       ")</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>GPU memory of " +
-      escape(comm) + " (pid " + std::to_string(id.pid) + ")</h1>\n<p>" +
+      html_escape(comm) + " (pid " + std::to_string(id.pid) + ")</h1>\n<p>" +
       std::to_string(timeline.blocks.size()) + " allocations recorded, " + std::to_string(live) +
       " live (" + human_bytes(static_cast<double>(live_bytes)) + "), " +
       std::to_string(timeline.failures.size()) + " failed allocations";
@@ -163,7 +142,7 @@ std::string memory_timeline_index(const std::map<ProcessId, ProcessTimeline> &ti
                      "<h1>GPU memory timelines</h1>\n<ul>\n";
   for (const auto &[id, timeline] : timelines) {
     const auto comm = comms.contains(id) ? comms.at(id) : std::string("?");
-    page += "<li><a href=\"/memory?pid=" + std::to_string(id.pid) + "\">" + escape(comm) +
+    page += "<li><a href=\"/memory?pid=" + std::to_string(id.pid) + "\">" + html_escape(comm) +
             " (pid " + std::to_string(id.pid) + ")</a>: " + std::to_string(timeline.blocks.size()) +
             " allocations</li>\n";
   }
