@@ -82,16 +82,38 @@ void LinkReaper::run(std::function<void()> removal) {
   wake_.notify_one();
 }
 
+namespace {
+
+// Runs every job, up to kMaxConcurrentRemovals at once; returns when all have run.
+void run_concurrently(std::vector<std::function<void()>> &jobs) {
+  if (jobs.size() == 1) {
+    jobs.front()();
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < std::min(kMaxConcurrentRemovals, jobs.size()); ++t)
+    threads.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();)
+        jobs[i]();
+    });
+  for (auto &thread : threads)
+    thread.join();
+}
+
+} // namespace
+
 void LinkReaper::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty())
       return; // stopping, nothing left
-    auto job = std::move(jobs_.front());
-    jobs_.pop_front();
+    std::vector<std::function<void()>> batch(std::make_move_iterator(jobs_.begin()),
+                                             std::make_move_iterator(jobs_.end()));
+    jobs_.clear();
     lock.unlock();
-    job();
+    run_concurrently(batch);
     lock.lock();
   }
 }

@@ -39,7 +39,12 @@ UniqueFd attach_uprobe_multi(int program_fd, const std::string &path, int pid,
                              std::span<const std::uint64_t> offsets,
                              std::span<const std::uint64_t> cookies, bool retprobe);
 
-// Runs removals on one background thread, in order; the destructor finishes them all.
+// Runs removals in the background; the destructor finishes them all. Removals queued while
+// others run are started together, up to kMaxConcurrentRemovals at once: each waits for RCU
+// grace periods, and concurrent waits share them. One after another, the launch links of 3 000
+// processes that exited in bursts (~4 each) closed at about 3 a second on a loaded 2-CPU VM,
+// holding ~12 000 descriptors for the better part of an hour.
+inline constexpr std::size_t kMaxConcurrentRemovals = 64;
 class LinkReaper {
 public:
   LinkReaper();
