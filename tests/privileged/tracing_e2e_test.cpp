@@ -104,7 +104,7 @@ TEST_F(TracingE2E, CountsCopiedBytesPerDirection) {
   EXPECT_EQ(bytes("d2d"), 3 * 512 + 4 * 64 + 6 * 256);
   EXPECT_EQ(calls("d2d"), 3 + 4 + 6);
   EXPECT_EQ(bytes("peer"), 2 * 128);
-  EXPECT_EQ(bytes("default"), 0);
+  EXPECT_EQ(bytes("default"), -1); // never copied that way: no series (-1: absent)
   EXPECT_GT(value(s, "neutracer_cuda_memcpy_throughput_bytes_per_second",
                   labels(scenario, "direction", "h2d")),
             0);
@@ -121,8 +121,9 @@ TEST_F(TracingE2E, CountsErrorsPerApiAndCode) {
   EXPECT_EQ(errors("cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY"), 1);
   EXPECT_EQ(errors("cuMemFree_v2", "CUDA_ERROR_INVALID_VALUE"), 1);
   EXPECT_EQ(errors("cuMemcpyHtoD_v2", "CUDA_ERROR_INVALID_VALUE"), 3);
-  // Failed calls change nothing else.
-  EXPECT_EQ(value(s, "neutracer_cuda_memcpy_bytes_total", labels(scenario, "direction", "h2d")), 0);
+  // Failed calls change nothing else: no copy counted, so no copy series at all (-1: absent).
+  EXPECT_EQ(value(s, "neutracer_cuda_memcpy_bytes_total", labels(scenario, "direction", "h2d")),
+            -1);
   finish(scenario);
 }
 
