@@ -1,6 +1,7 @@
 #pragma once
 // What the daemon knows about a process's container: carried from discovery to labels and JSON.
 #include <string>
+#include <vector>
 
 #include "containers/container_identity.h"
 #include "containers/kubernetes_log_names.h"
@@ -20,5 +21,14 @@ struct ContainerInfo {
 
   bool operator==(const ContainerInfo &) const = default;
 };
+
+// The `container` member of each of `processes` (any range of objects that have one), for the
+// name resolvers, which fill in what they learn.
+template <typename Processes> std::vector<ContainerInfo *> containers_of(Processes &processes) {
+  std::vector<ContainerInfo *> containers;
+  for (auto &process : processes)
+    containers.push_back(&process.container);
+  return containers;
+}
 
 } // namespace neutracer

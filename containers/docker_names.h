@@ -55,10 +55,7 @@ public:
   // A file that is there but unusable is logged once as a warning, with the reason.
   // `processes`: any range of objects with a ContainerInfo member named `container`.
   template <typename Processes> void resolve(Processes &processes) {
-    std::vector<ContainerInfo *> containers;
-    for (auto &process : processes)
-      containers.push_back(&process.container);
-    resolve_containers(containers);
+    resolve_containers(containers_of(processes));
   }
   void resolve_containers(std::span<ContainerInfo *const> containers);
 

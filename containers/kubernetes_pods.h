@@ -25,10 +25,7 @@ public:
   // container is not in the last listing, so a steady node costs no reads.
   // `processes`: any range of objects with a ContainerInfo member named `container`.
   template <typename Processes> void resolve(Processes &processes) {
-    std::vector<ContainerInfo *> containers;
-    for (auto &process : processes)
-      containers.push_back(&process.container);
-    resolve_containers(containers);
+    resolve_containers(containers_of(processes));
   }
   void resolve_containers(std::span<ContainerInfo *const> containers);
 
