@@ -127,6 +127,11 @@ std::optional<std::string> check_detector_duration(milliseconds value) {
 std::optional<std::string> check_leak_windows(std::uint64_t value) {
   return check_range(value, 2, 1000);
 }
+std::optional<std::string> check_fast_leak_windows(std::uint64_t value) {
+  if (value == 0)
+    return std::nullopt; // off
+  return check_range(value, 2, 1000);
+}
 std::optional<std::string> check_min_growth(std::uint64_t value) {
   return check_range(value, 1ull << 20, 1ull << 50);
 }
@@ -402,6 +407,21 @@ const std::vector<Field> kLeakFields = {
     {"min_growth_bytes",
      [](const YAML::Node &v, Config &c) {
        return read_u64_field(v, c.detectors.leak_min_growth_bytes, check_min_growth);
+     },
+     nullptr},
+    {"fast_window",
+     [](const YAML::Node &v, Config &c) {
+       return read_checked_duration(v, c.detectors.leak_fast_window, check_detector_duration);
+     },
+     nullptr},
+    {"fast_windows",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.detectors.leak_fast_windows, check_fast_leak_windows);
+     },
+     nullptr},
+    {"fast_min_growth_bytes",
+     [](const YAML::Node &v, Config &c) {
+       return read_u64_field(v, c.detectors.leak_fast_min_growth_bytes, check_min_growth);
      },
      nullptr},
     {"sample_step_bytes",
@@ -875,6 +895,7 @@ std::optional<ConfigError> validate_config(const Config &config) {
     const Config::Detectors &d = config.detectors;
     for (const auto &[key, value] :
          {std::pair{"detectors.leak.window", d.leak_window},
+          std::pair{"detectors.leak.fast_window", d.leak_fast_window},
           std::pair{"detectors.hang.call_threshold", d.hang_call_threshold},
           std::pair{"detectors.hang.stalled_launches", d.hang_stalled_launches},
           std::pair{"detectors.fragmentation.retry_storm_window", d.retry_storm_window}})
@@ -883,6 +904,12 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_leak_windows(d.leak_windows))
       return ConfigError{
           invalid_value("detectors.leak.windows", std::to_string(d.leak_windows), *problem)};
+    if (auto problem = check_fast_leak_windows(d.leak_fast_windows))
+      return ConfigError{invalid_value("detectors.leak.fast_windows",
+                                       std::to_string(d.leak_fast_windows), *problem)};
+    if (auto problem = check_min_growth(d.leak_fast_min_growth_bytes))
+      return ConfigError{invalid_value("detectors.leak.fast_min_growth_bytes",
+                                       std::to_string(d.leak_fast_min_growth_bytes), *problem)};
     if (auto problem = check_min_growth(d.leak_min_growth_bytes))
       return ConfigError{invalid_value("detectors.leak.min_growth_bytes",
                                        std::to_string(d.leak_min_growth_bytes), *problem)};

@@ -50,8 +50,13 @@ struct Config {
     std::uint32_t leak_windows = 5;
     std::uint64_t leak_min_growth_bytes = 256ull << 20;
     double leak_probability = 0.75;
+    // The fast trend: the same over `leak_fast_windows` windows of `leak_fast_window` (0
+    // windows: off), steady and made of repeated allocation sizes (detectors/leak_detector.h).
+    std::chrono::milliseconds leak_fast_window{3000};
+    std::uint32_t leak_fast_windows = 4;
+    std::uint64_t leak_fast_min_growth_bytes = 128ull << 20;
     // A high-water-mark sample is taken each time use passes the last mark by this much.
-    std::uint64_t leak_sample_step_bytes = 64ull << 20;
+    std::uint64_t leak_sample_step_bytes = 16ull << 20;
     // Hang: a CUDA call running this long, or launches stopped this long while the
     // process spins on a CPU and holds GPU memory.
     std::chrono::milliseconds hang_call_threshold{60000};

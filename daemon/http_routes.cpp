@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "exporters/html_escape.h"
+#include "exporters/memory_timeline_json.h"
 #include "exporters/memory_timeline_page.h"
 #include "exporters/self_metrics.h"
 #include "version.h"
@@ -19,6 +20,34 @@ std::string host_name() {
   if (gethostname(name, sizeof name - 1) != 0)
     return "unknown";
   return name;
+}
+
+std::string comm_of(const PublishedSnapshot &snapshot, const ProcessId &id) {
+  const auto found = snapshot.comms.find(id);
+  return found == snapshot.comms.end() ? std::string("?") : found->second;
+}
+
+// Renders the timeline of the process named by the query's `pid` with `render`, or answers
+// 400 for a missing or malformed pid and 404 for a process without a timeline.
+template <typename Render>
+HttpResponse with_timeline(const PublishedSnapshot &snapshot, const std::string &query,
+                           Render render) {
+  const auto pid_text = query_parameter(query, "pid");
+  int pid = 0;
+  if (pid_text) {
+    const auto [end, error] =
+        std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
+    if (error != std::errc() || end != pid_text->data() + pid_text->size())
+      pid = 0;
+  }
+  if (pid <= 0)
+    return HttpResponse{
+        400, "text/plain; charset=utf-8", "pid must be a positive integer\n", {}};
+  for (const auto &[id, timeline] : *snapshot.timelines)
+    if (id.pid == pid)
+      return render(id, timeline);
+  return HttpResponse{
+      404, "text/plain; charset=utf-8", "no traced process with pid " + *pid_text + "\n", {}};
 }
 
 } // namespace
@@ -34,7 +63,7 @@ std::string landing_page(const std::string &version, const std::string &host) {
 <ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
 <li><a href="/api/v1/processes">/api/v1/processes</a></li>
 <li><a href="/api/v1/alerts">/api/v1/alerts</a></li>
-<li><a href="/memory">/memory</a> (GPU memory timeline per process)</li>
+<li><a href="/memory">/memory</a> (GPU memory timeline per process; JSON: /api/v1/memory?pid=N)</li>
 <li><a href="/healthz">/healthz</a></li></ul></body></html>
 )";
 }
@@ -74,31 +103,28 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
       {"/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
-         const auto pid_text = query_parameter(query, "pid");
-         if (!pid_text)
+         if (!query_parameter(query, "pid"))
            return HttpResponse{200,
                                "text/html; charset=utf-8",
                                memory_timeline_index(*snapshot->timelines, snapshot->comms),
                                {}};
-         int pid = 0;
-         const auto [end, error] =
-             std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
-         if (error != std::errc() || end != pid_text->data() + pid_text->size() || pid <= 0)
-           return HttpResponse{
-               400, "text/plain; charset=utf-8", "pid must be a positive integer\n", {}};
-         for (const auto &[id, timeline] : *snapshot->timelines)
-           if (id.pid == pid)
-             return HttpResponse{
-                 200,
-                 "text/html; charset=utf-8",
-                 memory_timeline_page(
-                     id, snapshot->comms.count(id) ? snapshot->comms.at(id) : std::string("?"),
-                     timeline, snapshot->timeline_now_ns),
-                 {}};
-         return HttpResponse{404,
-                             "text/plain; charset=utf-8",
-                             "no traced process with pid " + *pid_text + "\n",
-                             {}};
+         return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
+           return HttpResponse{200,
+                               "text/html; charset=utf-8",
+                               memory_timeline_page(id, comm_of(*snapshot, id), timeline,
+                                                    snapshot->timeline_now_ns),
+                               {}};
+         });
+       }},
+      {"/api/v1/memory",
+       [&publisher](const std::string &query) {
+         const auto snapshot = publisher.latest();
+         return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
+           return HttpResponse{200, "application/json",
+                               memory_timeline_json(id, comm_of(*snapshot, id), timeline,
+                                                    snapshot->timeline_now_ns),
+                               {}};
+         });
        }},
       {"/healthz",
        [&publisher, stale_after](const std::string &) {

@@ -71,6 +71,9 @@ DetectorSettings detector_settings(const Config &config) {
   settings.leak.window_seconds = seconds(d.leak_window);
   settings.leak.windows = static_cast<int>(d.leak_windows);
   settings.leak.min_growth_bytes = d.leak_min_growth_bytes;
+  settings.leak.fast_window_seconds = seconds(d.leak_fast_window);
+  settings.leak.fast_windows = static_cast<int>(d.leak_fast_windows);
+  settings.leak.fast_min_growth_bytes = d.leak_fast_min_growth_bytes;
   settings.leak.high_water_step_bytes = d.leak_sample_step_bytes;
   settings.leak.probability_threshold = d.leak_probability;
   settings.hang.call_seconds = seconds(d.hang_call_threshold);

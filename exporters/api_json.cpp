@@ -57,6 +57,7 @@ std::string processes_json(const CudaState &state, const DetectorSet &detectors)
           {"leak",
            {{"suspected", f.leak.suspected},
             {"trend", f.leak.trend},
+            {"fast_trend", f.leak.fast_trend},
             {"probability", f.leak.probability},
             {"growth_bytes_per_second", f.leak.growth_bytes_per_second},
             {"sampled", f.leak.sampled},

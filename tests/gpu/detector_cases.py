@@ -37,13 +37,17 @@ def sawtooth_step(torch, buffers=8, size=8 * MiB):
 
 
 def leak_list(seconds):
-    """Tensors kept in a list: 4 MiB every 0.2 s (20 MiB/s), with a training sawtooth on top."""
+    """Tensors kept in a list, a few of them freed each round: two 4 MiB tensors kept and one
+    random kept tensor dropped every 0.2 s (net 20 MiB/s), with a training sawtooth on top."""
     torch = start()
     kept = []
+    rng = random.Random(11)
     say(f"FAULT {time.time()}")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         kept.append(torch.randn(MiB, device="cuda"))  # 4 MiB of float32
+        kept.append(torch.randn(MiB, device="cuda"))
+        kept.pop(rng.randrange(len(kept)))
         sawtooth_step(torch)
         torch.cuda.synchronize()
         time.sleep(0.2)
@@ -171,8 +175,32 @@ def warmup_steady(seconds):
         torch.cuda.synchronize()
 
 
+def transformer(seconds):
+    """A small transformer encoder trained with AdamW on random token batches."""
+    torch = start()
+    nn = torch.nn
+    layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048,
+                                       batch_first=True)
+    model = nn.Sequential(nn.Embedding(8192, 512), nn.TransformerEncoder(layer, num_layers=4),
+                          nn.Linear(512, 8192)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    loss_fn = nn.CrossEntropyLoss()
+    end = time.monotonic() + seconds
+    steps = 0
+    while time.monotonic() < end:
+        tokens = torch.randint(0, 8192, (16, 256), device="cuda")
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(tokens).flatten(0, 1), tokens.flatten())
+        loss.backward()
+        opt.step()
+        steps += 1
+        if steps % 20 == 0:
+            loss.item()
+    say(f"steps {steps}")
+
+
 CASES = {f.__name__: f for f in [leak_list, leak_graph, oom_capacity, fragmentation, hang,
-                                  cnn_train, inference, warmup_steady]}
+                                  cnn_train, inference, warmup_steady, transformer]}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in CASES:

@@ -2,16 +2,20 @@
 """Validates neutracerd's detectors on a GPU: each fault case must raise its alert, each
 healthy job must raise none, and detection latency is measured.
 
-    tests/gpu/detectors.py NEUTRACERD_BINARY OUTDIR [--phase-seconds 180]
+    tests/gpu/detectors.py NEUTRACERD_BINARY OUTDIR [--phase-seconds 180] [--config FILE]
 
-Phase 1 runs concurrently: leak_list, leak_graph, hang (faults) and cnn_train, inference,
-warmup_steady (healthy) for --phase-seconds. Phase 2 runs oom_capacity, then fragmentation,
-alone (each needs the whole GPU). The daemon uses the shipped defaults except a 20 s leak window
-(defaults: 60 s), so that a leak is confirmed within the phase; latency scales with the window.
+Phase 1 runs concurrently: leak_list, leak_graph, hang (faults) and cnn_train, transformer,
+inference, warmup_steady (healthy) for --phase-seconds, each leak and healthy case twice: with
+PyTorch's default allocator and as `NAME+vmm` with PYTORCH_CUDA_ALLOC_CONF=
+expandable_segments:True (VMM allocations). Phase 2 runs oom_capacity, then fragmentation, alone
+(each needs the whole GPU). The daemon runs with the shipped defaults unless --config names a
+file.
 
 Latency = time of the first notification in /api/v1/alerts - the case's FAULT time. Writes
-OUTDIR/detectors.md (the table), daemon.log, alerts.json, final.metrics. Exit status 0 when
-every row is as expected, 1 otherwise, 2 on setup errors. Standard library only.
+OUTDIR/detectors.md (the table), daemon.log, alerts.json, final.metrics, and each case's
+allocation stream as the daemon saw it (its last /api/v1/memory document) in
+OUTDIR/streams/NAME.json, for replaying in unit tests. Exit status 0 when every row is as
+expected, 1 otherwise, 2 on setup errors. Standard library only.
 """
 import argparse
 import json
@@ -35,19 +39,19 @@ EXPECTED = {
     "leak_graph": {"memory_leak"},
     "hang": {"hang"},
     "cnn_train": set(),
+    "transformer": set(),
     "inference": set(),
     "warmup_steady": set(),
     "oom_capacity": {"oom"},
     "fragmentation": {"oom", "fragmentation"},
 }
+# The same with expandable segments (the allocator maps VMM pages instead of cudaMalloc).
+VMM_CASES = ["leak_list", "leak_graph", "cnn_train", "transformer", "inference", "warmup_steady"]
+EXPECTED.update({f"{name}+vmm": EXPECTED[name] for name in VMM_CASES})
+PHASE1 = ["leak_list", "leak_graph", "hang", "cnn_train", "transformer", "inference",
+          "warmup_steady"] + [f"{name}+vmm" for name in VMM_CASES]
 # OOM cause each OOM case must report
 EXPECTED_CAUSE = {"oom_capacity": "capacity", "fragmentation": "fragmentation"}
-
-CONFIG = """detectors:
-  leak:
-    window: 20s
-"""
-
 
 class Case:
     def __init__(self, name, seconds, outdir):
@@ -55,11 +59,14 @@ class Case:
         self.pid = None
         self.fault_time = None
         self.lines = []
+        self.stream = None  # the last /api/v1/memory document
         self.log = open(os.path.join(outdir, f"{name}.log"), "w")
+        base, _, variant = name.partition("+")
+        expandable = "True" if variant == "vmm" else "False"
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "detector_cases.py"), name, str(seconds)],
+            [sys.executable, os.path.join(HERE, "detector_cases.py"), base, str(seconds)],
             stdout=subprocess.PIPE, stderr=self.log, text=True,
-            env=dict(os.environ, PYTORCH_CUDA_ALLOC_CONF="expandable_segments:False"))
+            env=dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=f"expandable_segments:{expandable}"))
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -94,6 +101,29 @@ def poll_alerts(first_seen):
     return alerts
 
 
+def poll_streams(cases):
+    """Keeps each running case's latest allocation stream (the daemon forgets it at exit)."""
+    for c in cases:
+        if c.pid is None or c.proc.poll() is not None:
+            continue
+        try:
+            document = json.loads(fetch(f"{URL}/api/v1/memory?pid={c.pid}"))
+        except (RuntimeError, ValueError):
+            continue
+        # CLOCK_MONOTONIC is shared with the daemon: the offset maps its times to FAULT's.
+        document["unix_minus_monotonic"] = time.time() - time.monotonic()
+        document["fault_unix"] = c.fault_time
+        c.stream = document
+
+
+def save_streams(cases, outdir):
+    os.makedirs(os.path.join(outdir, "streams"), exist_ok=True)
+    for c in cases:
+        if c.stream is not None:
+            with open(os.path.join(outdir, "streams", f"{c.name}.json"), "w") as f:
+                json.dump(c.stream, f)
+
+
 def run_phase(cases, seconds, first_seen, outdir, kill_at_end=()):
     deadline = time.time() + seconds + 120  # imports and model set-up
     def running():
@@ -102,15 +132,21 @@ def run_phase(cases, seconds, first_seen, outdir, kill_at_end=()):
             c.name not in kill_at_end or c.fault_time is None or
             time.time() < c.fault_time + seconds) for c in cases)
 
+    polls = 0
     while time.time() < deadline and running():
         poll_alerts(first_seen)
+        if polls % 5 == 0:
+            poll_streams(cases)
+        polls += 1
         time.sleep(1)
+    poll_streams(cases)
     for c in cases:
         if c.name in kill_at_end and c.proc.poll() is None:
             poll_alerts(first_seen)
             c.proc.send_signal(signal.SIGKILL)
         c.wait(30)
     poll_alerts(first_seen)
+    save_streams(cases, outdir)
 
 
 def main():
@@ -119,14 +155,14 @@ def main():
     parser.add_argument("outdir")
     parser.add_argument("--phase-seconds", type=float, default=180)
     parser.add_argument("--only", default="", help="comma-separated cases to run (default: all)")
+    parser.add_argument("--config", default="/dev/null",
+                        help="daemon config (default: none, the shipped defaults)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("detectors.py: must run as root", file=sys.stderr)
         return 2
     os.makedirs(args.outdir, exist_ok=True)
-    config = os.path.join(args.outdir, "detectors.yaml")
-    with open(config, "w") as f:
-        f.write(CONFIG)
+    config = args.config
     env = dict(os.environ)
     libdir = os.path.join(os.path.dirname(os.path.abspath(args.binary)), "lib")
     if os.path.isdir(libdir):
@@ -148,9 +184,7 @@ def main():
         first_seen = {}
         only = set(filter(None, args.only.split(",")))
         chosen = [n for n in EXPECTED if not only or n in only]
-        phase1 = [Case(n, args.phase_seconds, args.outdir)
-                  for n in ["leak_list", "leak_graph", "hang", "cnn_train", "inference",
-                            "warmup_steady"] if n in chosen]
+        phase1 = [Case(n, args.phase_seconds, args.outdir) for n in PHASE1 if n in chosen]
         run_phase(phase1, args.phase_seconds, first_seen, args.outdir, kill_at_end={"hang"})
         phase2 = []
         for name in [n for n in ["oom_capacity", "fragmentation"] if n in chosen]:
@@ -204,7 +238,7 @@ def main():
     suppressed = sum(v for _, v in select(samples, "neutracer_alerts_suppressed_total"))
     table.append("")
     table.append(f"alerts suppressed: {suppressed:.0f}; phase length {args.phase_seconds:.0f} s; "
-                 f"leak window 20 s x 5 windows")
+                 f"config {args.config}")
     text = "\n".join(table) + "\n"
     with open(os.path.join(args.outdir, "detectors.md"), "w") as f:
         f.write(text)

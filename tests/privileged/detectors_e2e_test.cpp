@@ -2,6 +2,10 @@
 // are known, with alerts checked in /metrics, /api/v1/alerts and the journal (captured on a
 // test socket in a private mount namespace, since CI may have no journald).
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "e2e_fixture.h"
@@ -204,6 +208,64 @@ TEST_F(DetectorsE2E, StuckSyncIsAHangWhileItLastsAndClearsAfter) {
   ASSERT_FALSE(recent.empty()) << alerts.dump();
   EXPECT_EQ(recent.back()["alert"], "hang");
   EXPECT_EQ(recent.back()["fields"]["HANG_REASON"], "call_in_progress");
+  finish(scenario);
+}
+
+// The shipped detector defaults (no detectors section): the stand-in's leak shapes must be
+// flagged within 15 s of their first leaked allocation, a warm-up burst then a training
+// sawtooth never.
+class DefaultDetectorsE2E : public DetectorsE2E {
+protected:
+  std::string config_yaml() const override { return "\n"; }
+
+  // Seconds from the scenario's release to the first scrape that shows the leak, or nullopt.
+  std::optional<double> seconds_to_leak(const std::vector<std::string> &round, int rounds) {
+    std::optional<double> latency;
+    auto scenario = run_scenario({}, repeat(round, rounds), {}, [&](const std::string &pid) {
+      const auto released = std::chrono::steady_clock::now();
+      if (eventually(
+              [&] { return process_value("neutracer_cuda_memory_leak_suspected", pid) == 1; },
+              20s))
+        latency = std::chrono::duration<double>(std::chrono::steady_clock::now() - released)
+                      .count();
+    });
+    finish(scenario);
+    return latency;
+  }
+};
+
+TEST_F(DefaultDetectorsE2E, LeakShapesAreFlaggedWithin15Seconds) {
+  // Tensors kept in a list, a few dropped: each 200 ms two 4 MiB blocks, the newest freed at
+  // once, under a sawtooth of eight 8 MiB temporaries.
+  const auto list = seconds_to_leak({"alloc:4194304:2", "free:1", "alloc:8388608:8", "free:8",
+                                     "sleep:200"},
+                                    110);
+  // A graph kept alive by a running sum: each 200 ms one 4 MiB block kept, same sawtooth.
+  const auto graph =
+      seconds_to_leak({"alloc:4194304:1", "alloc:8388608:8", "free:8", "sleep:200"}, 110);
+  ASSERT_TRUE(list.has_value()) << "list leak never flagged; log: " << log();
+  ASSERT_TRUE(graph.has_value()) << "graph leak never flagged; log: " << log();
+  RecordProperty("list_leak_seconds", std::to_string(*list));
+  RecordProperty("graph_leak_seconds", std::to_string(*graph));
+  std::cout << "stand-in leaks flagged after " << *list << " s (list) and " << *graph
+            << " s (graph)\n";
+  EXPECT_LE(*list, 15.0);
+  EXPECT_LE(*graph, 15.0);
+}
+
+TEST_F(DefaultDetectorsE2E, WarmUpBurstThenSawtoothIsNeverFlagged) {
+  // A caching allocator's start: 30 segments of 20 MiB at once, then 30 s of training steps
+  // that allocate and free their activations.
+  std::vector<std::string> steps{"alloc:20971520:30"};
+  const auto sawtooth =
+      repeat({std::string("alloc:16777216:4"), "sleep:100", "free:4", "sleep:100"}, 150);
+  steps.insert(steps.end(), sawtooth.begin(), sawtooth.end());
+  bool flagged = false;
+  auto scenario = run_scenario({}, steps, {}, [&](const std::string &pid) {
+    flagged = eventually(
+        [&] { return process_value("neutracer_cuda_memory_leak_suspected", pid) == 1; }, 29s);
+  });
+  EXPECT_FALSE(flagged) << "a warm-up then a sawtooth was flagged as a leak";
   finish(scenario);
 }
 

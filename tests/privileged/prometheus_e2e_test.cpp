@@ -3,7 +3,10 @@
 // (shipped config) receives the alerts. Only intervals, `for` durations and addresses are
 // changed by the test. Also checks that every metric the shipped rules and dashboards name
 // exists in a real scrape.
+#include <chrono>
 #include <cstdlib>
+#include <iostream>
+#include <optional>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -11,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "e2e_fixture.h"
+#include "webhook_receiver.h"
 
 namespace neutracer::test {
 namespace {
@@ -49,19 +53,25 @@ protected:
     DaemonE2E::TearDown();
   }
 
-  // The shipped prometheus.yml with 1 s intervals, this daemon as the target and this
-  // Alertmanager; the shipped rules with every `for` shortened to 2 s.
-  void start_servers() {
+  // The shipped prometheus.yml with this daemon as the target and this Alertmanager. Fast:
+  // 1 s intervals and the shipped rules with every `for` shortened to 2 s. Shipped: the
+  // shipped intervals, rules and Alertmanager timings, every receiver sent to `webhook_port`.
+  enum class Timings { fast, shipped };
+  void start_servers(Timings timings = Timings::fast, int webhook_port = 0) {
+    const bool fast = timings == Timings::fast;
     prometheus_port_ = free_tcp_port();
     alertmanager_port_ = free_tcp_port();
     std::string rules = read_file(kSource / "grafana/prometheus/neutracer-alerts.yml");
-    rules = std::regex_replace(rules, std::regex(R"((\n\s+for:\s*)\S+)"), "$012s");
+    if (fast)
+      rules = std::regex_replace(rules, std::regex(R"((\n\s+for:\s*)\S+)"), "$012s");
     std::ofstream(dir_ / "neutracer-alerts.yml") << rules;
 
     YAML::Node prometheus = YAML::LoadFile(kSource / "grafana/prometheus/prometheus.yml");
-    prometheus["global"]["scrape_interval"] = "1s";
-    prometheus["global"]["evaluation_interval"] = "1s";
-    prometheus["global"]["scrape_timeout"] = "1s";
+    if (fast) {
+      prometheus["global"]["scrape_interval"] = "1s";
+      prometheus["global"]["evaluation_interval"] = "1s";
+      prometheus["global"]["scrape_timeout"] = "1s";
+    }
     YAML::Node rule_files;
     rule_files.push_back((dir_ / "neutracer-alerts.yml").string());
     prometheus["rule_files"] = rule_files;
@@ -70,8 +80,10 @@ protected:
       if (job["job_name"].as<std::string>() != "neutracerd")
         continue;
       found_job = true;
-      job["scrape_interval"] = "1s";
-      job["scrape_timeout"] = "1s";
+      if (fast) {
+        job["scrape_interval"] = "1s";
+        job["scrape_timeout"] = "1s";
+      }
       YAML::Node targets;
       targets.push_back("127.0.0.1:" + std::to_string(port_));
       YAML::Node static_config;
@@ -90,8 +102,14 @@ protected:
     std::ofstream(dir_ / "prometheus.yml") << YAML::Dump(prometheus);
 
     YAML::Node alertmanager = YAML::LoadFile(kSource / "grafana/alertmanager/alertmanager.yml");
-    alertmanager["route"]["group_wait"] = "1s";
-    alertmanager["route"]["group_interval"] = "1s";
+    if (fast) {
+      alertmanager["route"]["group_wait"] = "1s";
+      alertmanager["route"]["group_interval"] = "1s";
+    }
+    if (webhook_port != 0)
+      for (auto receiver : alertmanager["receivers"])
+        for (auto webhook : receiver["webhook_configs"])
+          webhook["url"] = "http://127.0.0.1:" + std::to_string(webhook_port) + "/";
     std::ofstream(dir_ / "alertmanager.yml") << YAML::Dump(alertmanager);
 
     alertmanager_ = std::make_unique<ChildProcess>(
@@ -198,6 +216,60 @@ TEST_F(PrometheusE2E, LeakAlertFiresInPrometheusAndReachesAlertmanager) {
                          << read_file(dir_ / "alertmanager.log");
   // The healthy daemon raises no daemon-health alerts.
   EXPECT_FALSE(alert_firing_in_prometheus("NeutracerDaemonDown", ""));
+  finish(scenario);
+}
+
+// The daemon at its default detector settings (only the fake NVML added).
+class PrometheusShippedE2E : public PrometheusE2E {
+protected:
+  std::string config_yaml() const override {
+    return "nvml:\n"
+           "  library: \"" NEUTRACER_FAKE_NVML "\"\n";
+  }
+};
+
+// Issue: a leak pages in a minute. From the first leaked allocation to Alertmanager's webhook
+// call, with the shipped detector defaults, rules, 15 s scrape and evaluation intervals and
+// Alertmanager timings: at most 60 s.
+TEST_F(PrometheusShippedE2E, LeakNotificationWithinAMinuteWithTheShippedSettings) {
+  WebhookReceiver webhook;
+  start_servers(Timings::shipped, webhook.port());
+  if (HasFatalFailure())
+    return;
+  std::optional<std::chrono::duration<double>> latency;
+  // 4 MiB kept every 200 ms (20 MiB/s, the GPU validation's leak rate) for 70 s.
+  auto scenario = run_scenario(
+      {},
+      [] {
+        std::vector<std::string> steps;
+        for (int i = 0; i < 350; ++i)
+          steps.insert(steps.end(), {"alloc:4194304:1", "sleep:200"});
+        return steps;
+      }(),
+      {},
+      [&](const std::string &pid) {
+        const auto started = std::chrono::steady_clock::now();
+        const auto notified = [&]() -> std::optional<std::chrono::steady_clock::time_point> {
+          for (const auto &notification : webhook.notifications()) {
+            const auto payload = nlohmann::json::parse(notification.body, nullptr, false);
+            if (!payload.is_object() || payload.value("status", "") != "firing")
+              continue;
+            for (const auto &alert : payload["alerts"])
+              if (alert["labels"].value("alertname", "") == "NeutracerCudaMemoryLeak" &&
+                  alert["labels"].value("pid", "") == pid)
+                return notification.received;
+          }
+          return std::nullopt;
+        };
+        if (eventually([&] { return notified().has_value(); }, 68s))
+          latency = *notified() - started;
+      });
+  ASSERT_TRUE(latency.has_value())
+      << "no leak notification within 68 s; daemon log: " << log()
+      << read_file(dir_ / "prometheus.log") << read_file(dir_ / "alertmanager.log");
+  RecordProperty("leak_to_notification_seconds", std::to_string(latency->count()));
+  std::cout << "leak to Alertmanager notification: " << latency->count() << " s\n";
+  EXPECT_LE(latency->count(), 60.0);
   finish(scenario);
 }
 

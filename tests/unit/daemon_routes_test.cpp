@@ -32,7 +32,11 @@ protected:
     snapshot->processes_json = "{\"processes\": [\"p\"]}\n";
     snapshot->alerts_json = "{\"active\": [\"a\"], \"recent\": []}\n";
     auto timelines = std::make_shared<std::map<ProcessId, ProcessTimeline>>();
-    (*timelines)[kTraced] = ProcessTimeline{};
+    ProcessTimeline timeline;
+    timeline.blocks.push_back({0x7f0000, 2 << 20, 1000, 0});
+    timeline.blocks.push_back({0x900000, 4096, 2000, 3000});
+    timeline.failures.push_back({4000, 1ull << 40});
+    (*timelines)[kTraced] = timeline;
     snapshot->timelines = timelines;
     snapshot->comms[kTraced] = "trainer";
     snapshot->published_at = std::chrono::steady_clock::now() - age;
@@ -127,6 +131,22 @@ TEST_F(DaemonRoutesTest, MemoryListsProcessesAndServesATracedOne) {
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("trainer"), std::string::npos);
   EXPECT_EQ(get("/memory", "x=1&pid=4242").status, 200);
+}
+
+TEST_F(DaemonRoutesTest, MemoryJsonListsEveryBlockAndFailure) {
+  publish_scan();
+  const auto response = get("/api/v1/memory", "pid=4242");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.content_type, "application/json");
+  for (const char *part :
+       {"\"pid\":4242", "\"comm\":\"trainer\"",
+        "{\"address\":8323072,\"allocated_ns\":1000,\"bytes\":2097152,\"freed_ns\":0}",
+        "{\"address\":9437184,\"allocated_ns\":2000,\"bytes\":4096,\"freed_ns\":3000}",
+        "\"failures\":[{\"bytes\":1099511627776,\"time_ns\":4000}]"})
+    EXPECT_NE(response.body.find(part), std::string::npos) << part << "\n" << response.body;
+  EXPECT_EQ(get("/api/v1/memory", "pid=4243").status, 404);
+  EXPECT_EQ(get("/api/v1/memory", "pid=x").status, 400);
+  EXPECT_EQ(get("/api/v1/memory").status, 400) << "the JSON form has no index";
 }
 
 TEST_F(DaemonRoutesTest, MemoryOfAnUntracedPidIs404) {

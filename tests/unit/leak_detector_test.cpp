@@ -126,12 +126,16 @@ TEST(LeakDetector, TrainingSawtoothStaysSilent) {
   EXPECT_EQ(scans.back().verdict.unfreed, 16u);
 }
 
-TEST(LeakDetector, WarmUpThenPlateauStaysSilent) {
-  Process process;
+TEST(LeakDetector, SlowTrendIgnoresAWarmUpThenPlateau) {
   // A caching allocator grows by 20 MiB segments for two minutes, then serves from its cache.
+  // Two minutes of steady 100 MiB/s growth are a fast leak while they last (the fast trend
+  // has its own tests); the slow trend alone never sees five rising minutes.
+  LeakSettings settings;
+  settings.fast_windows = 0;
+  Process process;
   for (int i = 0; i < 600; ++i)
     process.alloc(i * 0.2, 20 * kMiB);
-  const auto scans = replay(process, 32 * 60);
+  const auto scans = replay(process, 32 * 60, settings);
 
   EXPECT_EQ(first_suspected(scans), std::nullopt);
   EXPECT_FALSE(any_trend(scans));
@@ -298,7 +302,9 @@ TEST(LeakDetector, SamplesOnlyWhenTheMarkRisesByAStep) {
   Process process;
   for (int i = 0; i < 10; ++i)
     process.alloc(i, 10 * kMiB); // the 7th crosses 64 MiB; the rest stay within a step of it
-  LeakDetector detector;
+  LeakSettings settings;
+  settings.high_water_step_bytes = 64 * kMiB;
+  LeakDetector detector(settings);
   detector.observe(process.changes());
 
   EXPECT_EQ(detector.evaluate(ns(10), process.used(), std::nullopt).sampled, 1u);
@@ -389,6 +395,135 @@ TEST(LeakDetector, SmallGrowthBelowTheFloorStaysSilent) {
   EXPECT_EQ(first_suspected(scans), std::nullopt);
   EXPECT_FALSE(any_trend(scans));
   EXPECT_GT(scans.back().verdict.growth_bytes_per_second, 0);
+}
+
+// The fast trend: steady, repeated growth of at least 128 MiB over four 3 s windows.
+
+// The stand-in's and the GPU validation's leak: 4 MiB kept every 200 ms, under a sawtooth of
+// eight 8 MiB temporaries allocated and freed each round.
+void fast_leak(Process &process, double from, double to) {
+  for (double t = from; t < to; t += 0.2) {
+    process.alloc(t, 4 * kMiB);
+    std::vector<std::uint64_t> temporaries;
+    for (int i = 0; i < 8; ++i)
+      temporaries.push_back(process.alloc(t + 0.01 + 0.001 * i, 8 * kMiB));
+    for (const auto address : temporaries)
+      process.free(t + 0.05, address);
+  }
+}
+
+TEST(LeakDetector, FastLeakIsFlaggedWithin15Seconds) {
+  Process process;
+  process.alloc(0, 512 * kMiB); // weights
+  fast_leak(process, 1, 60);
+  const auto scans = replay(process, 60);
+
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_LE(*detected - 1, 15);
+  const auto &verdict = scans[static_cast<std::size_t>(*detected / kScanSeconds) - 1].verdict;
+  EXPECT_TRUE(verdict.fast_trend);
+  EXPECT_FALSE(verdict.trend) << "the slow trend needs minutes";
+  // The slope of the fast windows, the first of which may hold the leak's start.
+  EXPECT_GT(verdict.growth_bytes_per_second, 14.0 * kMiB);
+  EXPECT_LT(verdict.growth_bytes_per_second, 21.0 * kMiB);
+  EXPECT_GE(verdict.probability, 0.75);
+}
+
+TEST(LeakDetector, LoopThatFreesItsPeakIsJudgedByWhatItKeeps) {
+  // Each round keeps two 4 MiB blocks and frees the newest right away: every high-water mark
+  // is crossed by the block about to be freed. The sample is the oldest block still live since
+  // the last one, a kept block, so the evidence follows what the loop keeps.
+  Process process;
+  for (double t = 1; t < 40; t += 0.2) {
+    process.alloc(t, 4 * kMiB);
+    process.free(t + 0.01, process.alloc(t + 0.005, 4 * kMiB));
+  }
+  const auto scans = replay(process, 40);
+
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_LE(*detected - 1, 15);
+  EXPECT_EQ(scans.back().verdict.unfreed, scans.back().verdict.sampled);
+}
+
+TEST(LeakDetector, FastTrendWaitsUntilAWarmUpBurstLeavesItsWindows) {
+  // A 600 MiB warm-up burst across a window boundary, then steady growth of 20 MiB/s: while
+  // the burst is among the judged rises the growth is not steady; once it has left, the steady
+  // growth alone is a fast leak.
+  Process process;
+  // From 30.9 s to 32.4 s: across the window boundary at 32.322 s (kClockStart + t = 12378).
+  const double burst = 30.9;
+  for (int i = 0; i < 30; ++i)
+    process.alloc(burst + 0.05 * i, 20 * kMiB);
+  for (double t = burst + 2; t < 120; t += 1)
+    process.alloc(t, 20 * kMiB);
+  const auto scans = replay(process, 120);
+
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_GE(*detected, burst + 12) << "flagged while the burst was a rise";
+  EXPECT_LE(*detected, burst + 12 + 15);
+}
+
+TEST(LeakDetector, GrowingShapesAreNotAFastTrend) {
+  // A batch-size ramp under a caching allocator: every step needs a block larger than any
+  // cached one, 16 MiB growing by 2 MiB, for 40 s (5 GiB), then a plateau.
+  Process process;
+  std::uint64_t bytes = 16 * kMiB;
+  for (double t = 1; t < 41; t += 0.6, bytes += 2 * kMiB)
+    process.alloc(t, bytes);
+  const auto scans = replay(process, 600);
+
+  EXPECT_EQ(first_suspected(scans), std::nullopt);
+  for (const auto &scan : scans)
+    EXPECT_FALSE(scan.verdict.fast_trend) << "at " << scan.t;
+}
+
+TEST(LeakDetector, SlowLeakIsLeftToTheSlowTrend) {
+  // 5 MiB/s: rising in every 3 s window, but 45 MiB over the three rises, below 128 MiB.
+  Process process;
+  process.alloc(0, kGiB);
+  for (double t = 1; t < 8 * 60; t += 1)
+    process.alloc(t, 5 * kMiB);
+  const LeakSettings settings;
+  const auto scans = replay(process, 8 * 60, settings);
+
+  for (const auto &scan : scans)
+    EXPECT_FALSE(scan.verdict.fast_trend) << "at " << scan.t;
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_LT(*detected - 1, latency_bound(settings));
+  EXPECT_GT(*detected, 60 * 4);
+}
+
+TEST(LeakDetector, FastWindowsZeroTurnsTheFastTrendOff) {
+  LeakSettings settings;
+  settings.fast_windows = 0;
+  Process process;
+  fast_leak(process, 1, 8 * 60);
+  const auto scans = replay(process, 8 * 60, settings);
+
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_GT(*detected, 60 * 4) << "only the slow trend";
+  for (const auto &scan : scans)
+    EXPECT_FALSE(scan.verdict.fast_trend);
+}
+
+TEST(LeakDetector, ThousandsOfDistinctSizesStillDetectARepeatedLeak) {
+  // A process asking for ever new sizes (bounded memory: the sizes seen start over) that then
+  // leaks one size steadily.
+  Process process;
+  for (int i = 0; i < 20000; ++i)
+    process.free(1 + i * 1e-5 + 5e-6,
+                 process.alloc(1 + i * 1e-5, 4096 + 512 * static_cast<std::uint64_t>(i)));
+  fast_leak(process, 2, 40);
+  const auto scans = replay(process, 40);
+
+  const auto detected = first_suspected(scans);
+  ASSERT_TRUE(detected.has_value());
+  EXPECT_LE(*detected - 2, 15);
 }
 
 TEST(LeakDetector, NothingObservedIsNotSuspected) {

@@ -1,0 +1,28 @@
+#include "exporters/memory_timeline_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace neutracer {
+
+std::string memory_timeline_json(const ProcessId &id, const std::string &comm,
+                                 const ProcessTimeline &timeline, std::uint64_t now_ns) {
+  auto blocks = nlohmann::json::array();
+  for (const auto &block : timeline.blocks)
+    blocks.push_back({{"address", block.address},
+                      {"bytes", block.bytes},
+                      {"allocated_ns", block.allocated_ns},
+                      {"freed_ns", block.freed_ns}});
+  auto failures = nlohmann::json::array();
+  for (const auto &failure : timeline.failures)
+    failures.push_back({{"time_ns", failure.time_ns}, {"bytes", failure.bytes}});
+  const nlohmann::json document{{"pid", id.pid},
+                                {"comm", comm},
+                                {"now_ns", now_ns},
+                                {"dropped_blocks", timeline.dropped_blocks},
+                                {"blocks", std::move(blocks)},
+                                {"failures", std::move(failures)}};
+  // Comm names are bytes from the kernel: replace invalid UTF-8 instead of throwing.
+  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace neutracer

@@ -1,0 +1,16 @@
+#pragma once
+// A process's GPU memory timeline as JSON (`/api/v1/memory?pid=N`): every recorded allocation
+// with its size and lifetime, and every failed allocation. For scripts and for recording a
+// process's allocation stream to replay it against the detectors. Pure.
+#include <cstdint>
+#include <string>
+
+#include "cuda/memory_timeline.h"
+
+namespace neutracer {
+
+// Times are CLOCK_MONOTONIC nanoseconds, like `now_ns`; `freed_ns` is 0 for live blocks.
+std::string memory_timeline_json(const ProcessId &id, const std::string &comm,
+                                 const ProcessTimeline &timeline, std::uint64_t now_ns);
+
+} // namespace neutracer
