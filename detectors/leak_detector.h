@@ -4,7 +4,7 @@
 //
 // A leak is suspected when a trend test and the evidence test agree.
 //
-// Trend, at two time scales (docs/leak-detection.md has the recorded workloads behind them):
+// Trend, at two time scales (tests/fixtures/leak_streams holds the GPU recordings behind them):
 //  - slow: the minimum of memory in use per window rose in each of the last `windows` complete
 //    windows (1 min x 5), by at least `min_growth_bytes` (256 MiB) in all. Minimums ignore the
 //    transient peaks of training steps and request bursts; a plateau (caching allocator warmed
