@@ -72,7 +72,7 @@ CudaTracer::CudaTracer(const TracerSettings &settings)
 }
 
 void CudaTracer::load(const TracerSettings &settings) {
-  const auto per_process = [this](bpf_program *program) {
+  const auto per_process = [](bpf_program *program) {
     bpf_program__set_expected_attach_type(program,
                                           static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   };
