@@ -3,8 +3,8 @@
 // libnvidia-ml.so.1; unit tests implement it with a fake. Devices are addressed by NVML index.
 // Every answer carries NVML's return code, so the sampler decides what a failure costs.
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -234,7 +234,8 @@ void NvmlSampler::sample_accounting(unsigned i, NvmlDeviceSample &s,
                                     const std::set<std::uint32_t> &busy_pids,
                                     NvmlSnapshot &snapshot) {
   using Stats = std::optional<NvmlAccountingStats>;
-  s.accounting_enabled = ask(i, NvmlCall::accounting_mode, 0, [&] { return api_.accounting_mode(i); });
+  s.accounting_enabled =
+      ask(i, NvmlCall::accounting_mode, 0, [&] { return api_.accounting_mode(i); });
   if (!s.accounting_enabled.value_or(false))
     return;
   // The traced processes NVML lists on this GPU or saw busy there: one call each.

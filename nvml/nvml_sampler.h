@@ -51,7 +51,8 @@ private:
   NvmlDeviceSample sample_device(const NvmlDevice &device);
   void sample_health(unsigned index, NvmlDeviceSample &sample);
   // Returns whether the GPU answered (samples or none); nullopt when it does not support it.
-  std::optional<bool> sample_process_utilization(unsigned index, const ProcessGpuTime::Traced &traced,
+  std::optional<bool> sample_process_utilization(unsigned index,
+                                                 const ProcessGpuTime::Traced &traced,
                                                  std::uint64_t now_us,
                                                  std::set<std::uint32_t> &busy_pids);
   void sample_accounting(unsigned index, NvmlDeviceSample &sample,

@@ -1,12 +1,15 @@
 #pragma once
 // Busy GPU time per traced process, integrated from NVML's per-process utilization samples
-// (nvmlDeviceGetProcessUtilization). NVML answers one sample per process busy since the
-// lastSeenTimeStamp the query passed: its SM and memory-controller shares averaged over that
-// period, stamped with the newest driver sample it covers (seen on an H100 with R580: a 50 %
-// duty cycle reads 44-49 % over 2 s periods, and 24 % or 97 % over 0.3 s ones). So a sample counts
-// for the time since the later of that lastSeenTimeStamp and the process's previous sample; a
-// device's first query (lastSeenTimeStamp 0: the driver's whole buffer) counts for one scan
-// interval. Each period is capped, so a long quiet gap cannot credit more than max_period. Pure.
+// (nvmlDeviceGetProcessUtilization). The driver samples the GPU in short periods and charges
+// each to the processes busy in it. A query answers, for each process busy since the
+// lastSeenTimeStamp it passed, its SM and memory-controller shares averaged over all of the
+// driver's periods since then, idle ones included, stamped with the last period that charged
+// it. So every process of one answer shares one period: from the lastSeenTimeStamp to the
+// answer's newest stamp, which becomes the next query's lastSeenTimeStamp. Seen on an H100 with
+// R580: two processes taking turns, busy 50 % and 25 % of each second, came back stamped .32 and
+// .92 s into each second with 30 % and 41 %: shares of the whole second, each 0.2 s driver
+// period charged whole to one process. A device's first query (lastSeenTimeStamp 0: the
+// driver's whole buffer) counts for one scan interval; a period is capped at max_period. Pure.
 #include <cstdint>
 #include <map>
 #include <span>
@@ -28,7 +31,7 @@ public:
     double memory_seconds = 0; // memory controller busy with its reads and writes
     bool operator==(const Busy &) const = default;
   };
-  using Key = std::pair<ProcessId, unsigned>; // the process, the GPU's NVML index
+  using Key = std::pair<ProcessId, unsigned>;        // the process, the GPU's NVML index
   using Traced = std::map<std::uint32_t, ProcessId>; // the traced processes by PID
 
   // NVML's stamps are wall-clock microseconds: one further ahead of the daemon's clock than
@@ -43,8 +46,8 @@ public:
   std::uint64_t last_seen_us(unsigned gpu, std::uint64_t now_us);
 
   // Integrates one answer of device `gpu` to a query with last_seen_us(gpu). Samples of PIDs
-  // not in `traced` only move the device's stamp. Samples not newer than that stamp or than
-  // their process's previous sample (duplicates), or ahead of `now_us`, are ignored.
+  // not in `traced` only move the device's stamp. Samples not newer than that stamp (stale or
+  // repeated), or ahead of `now_us`, are ignored; of several of one process, the newest counts.
   void add(unsigned gpu, std::span<const NvmlProcessUtilization> samples, const Traced &traced,
            std::uint64_t now_us);
 
@@ -55,12 +58,9 @@ public:
   const std::map<Key, Busy> &busy() const { return busy_; }
 
 private:
-  double period_seconds(std::uint64_t from_us, std::uint64_t to_us) const;
-
   Settings settings_;
-  std::map<unsigned, std::uint64_t> last_seen_;  // per GPU: the newest stamp NVML gave
+  std::map<unsigned, std::uint64_t> last_seen_; // per GPU: the newest stamp NVML gave
   std::map<Key, Busy> busy_;
-  std::map<Key, std::uint64_t> last_sample_us_; // per process and GPU: its newest sample
 };
 
 } // namespace neutracer

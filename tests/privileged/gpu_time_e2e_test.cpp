@@ -48,8 +48,7 @@ TEST_F(GpuTimeE2E, ATracedProcessBusyOnAGpuGetsBusySecondsThatGoWithIt) {
       << log();
   // Traced, but never busy on a GPU: no series.
   EXPECT_EQ(value(s, kBusy, {{"pid", scenario.pid}}), -1);
-  EXPECT_EQ(value(s, "neutracer_process_gpu_accounting_utilization_ratio",
-                  {{"pid", scenario.pid}}),
+  EXPECT_EQ(value(s, "neutracer_process_gpu_accounting_utilization_ratio", {{"pid", scenario.pid}}),
             -1);
 
   // The stand-in is now 50 % busy on GPU 1 and 30 % on GPU 0; pid 1 (never a stand-in, not

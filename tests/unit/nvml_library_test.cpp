@@ -9,9 +9,9 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <memory>
 #include <string>
+#include <unistd.h>
 
 #include "exporters/nvml_metrics.h"
 #include "metric_lookup.h"
@@ -271,8 +271,8 @@ TEST(NvmlLibrary, ReadsProcessUtilizationSinceTheLastStamp) {
   ASSERT_EQ(nvml->open_device(0), NT_NVML_SUCCESS);
   const auto all = nvml->process_utilization(0, 0);
   ASSERT_TRUE(all.ok()) << all.status;
-  EXPECT_EQ(all.value, (std::vector<NvmlProcessUtilization>{{4242, kT0, 50, 20},
-                                                           {9999, kT0 + 10, 100, 100}}));
+  EXPECT_EQ(all.value,
+            (std::vector<NvmlProcessUtilization>{{4242, kT0, 50, 20}, {9999, kT0 + 10, 100, 100}}));
   const auto newer = nvml->process_utilization(0, kT0);
   ASSERT_TRUE(newer.ok());
   EXPECT_EQ(newer.value, (std::vector<NvmlProcessUtilization>{{9999, kT0 + 10, 100, 100}}));

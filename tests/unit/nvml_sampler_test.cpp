@@ -126,9 +126,9 @@ public:
   NvmlResult<NvmlAccountingStats> accounting_stats(unsigned i, std::uint32_t pid) override {
     at(i).accounting_asked.push_back(pid);
     const auto record = at(i).accounting_records.find(pid);
-    auto result = answer(i, NvmlCall::accounting_stats,
-                         record != at(i).accounting_records.end() ? record->second
-                                                                  : NvmlAccountingStats{});
+    auto result =
+        answer(i, NvmlCall::accounting_stats,
+               record != at(i).accounting_records.end() ? record->second : NvmlAccountingStats{});
     if (result.ok() && record == at(i).accounting_records.end())
       result.status = NT_NVML_ERROR_NOT_FOUND;
     return result;
@@ -425,8 +425,9 @@ struct ClockedSampler {
   std::uint64_t now_us = kT0;
   NvmlSampler sampler;
   explicit ClockedSampler(NvmlApi &api)
-      : sampler(api, NvmlSampler::Settings{std::chrono::milliseconds(2000),
-                                           [this] { return now_us; }}) {}
+      : sampler(api,
+                NvmlSampler::Settings{std::chrono::milliseconds(2000), [this] { return now_us; }}) {
+  }
 };
 
 const ProcessId kTraced{100, 5555};

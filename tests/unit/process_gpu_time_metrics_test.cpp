@@ -38,8 +38,8 @@ NvmlSnapshot snapshot_in_use() {
 
 TEST(ProcessGpuTimeMetrics, BusySecondsPerProcessAndGpuWithProcessLabels) {
   auto snapshot = snapshot_in_use();
-  snapshot.process_gpu_time = {{kTrainer, 0, 12.5, 3.25}, {kTrainer, 3, 1.0, 0.5},
-                               {kGone, 0, 9.0, 9.0}};
+  snapshot.process_gpu_time = {
+      {kTrainer, 0, 12.5, 3.25}, {kTrainer, 3, 1.0, 0.5}, {kGone, 0, 9.0, 9.0}};
   const auto families = process_gpu_time_families(snapshot, state_with_two_processes());
 
   const auto &sm = family(families, "neutracer_process_gpu_busy_seconds_total");

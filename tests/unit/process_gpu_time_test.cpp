@@ -43,26 +43,28 @@ TEST(ProcessGpuTime, AFirstSampleCountsForOneScanIntervalThenForTheTimeSinceTheL
   EXPECT_DOUBLE_EQ(busy(time, kTrainer, 0).memory_seconds, 0.7);
 }
 
-TEST(ProcessGpuTime, AProcessNewToTheDeviceCountsFromTheQuerysStampNotFromZero) {
+TEST(ProcessGpuTime, EveryProcessOfAnAnswerSharesItsPeriod) {
   auto time = make();
   query(time, 0, {{4242, kT0, 50, 0}}, traced_both(), kT0);
-  // 4343 was idle until now (NVML reports only busy processes): its average covers the
-  // period since the previous query's newest stamp.
-  query(time, 0, {{4242, kT0 + 2 * kSecond, 50, 0}, {4343, kT0 + 2 * kSecond, 25, 0}},
-        traced_both(), kT0 + 2 * kSecond);
-  EXPECT_DOUBLE_EQ(busy(time, kOther, 0).sm_seconds, 0.5);
-  EXPECT_DOUBLE_EQ(busy(time, kTrainer, 0).sm_seconds, 2.0);
+  // As an H100 answered two processes taking turns: each stamped with the last driver period
+  // that charged it, both averaged over the whole second since the previous answer's newest.
+  query(time, 0, {{4242, kT0 + 400'000, 30, 0}, {4343, kT0 + kSecond, 41, 0}}, traced_both(),
+        kT0 + kSecond);
+  EXPECT_DOUBLE_EQ(busy(time, kTrainer, 0).sm_seconds, 1.0 + 0.30);
+  EXPECT_DOUBLE_EQ(busy(time, kOther, 0).sm_seconds, 0.41);
+  EXPECT_EQ(time.last_seen_us(0, kT0 + kSecond), kT0 + kSecond);
 }
 
-TEST(ProcessGpuTime, SeveralSamplesOfAProcessInOneAnswerFollowEachOtherInStampOrder) {
+TEST(ProcessGpuTime, OfSeveralSamplesOfAProcessInOneAnswerTheNewestCounts) {
   auto time = make();
   query(time, 0, {{4242, kT0, 0, 0}}, traced_both(), kT0);
-  // Out of order in the answer; each counts from the one before it.
   query(time, 0,
-        {{4242, kT0 + 2 * kSecond, 100, 0}, {4242, kT0 + kSecond, 50, 0},
-         {4242, kT0 + 4 * kSecond, 0, 0}},
+        {{4242, kT0 + 2 * kSecond, 100, 0},
+         {4242, kT0 + kSecond, 50, 0},
+         {4242, kT0 + 4 * kSecond, 25, 0},
+         {4242, kT0 + 3 * kSecond, 75, 0}},
         traced_both(), kT0 + 4 * kSecond);
-  EXPECT_DOUBLE_EQ(busy(time, kTrainer, 0).sm_seconds, 0.5 + 1.0);
+  EXPECT_DOUBLE_EQ(busy(time, kTrainer, 0).sm_seconds, 1.0); // 25 % of 4 s
 }
 
 TEST(ProcessGpuTime, DuplicateAndStaleSamplesAddNothing) {
@@ -83,10 +85,10 @@ TEST(ProcessGpuTime, CountersNeverDecreaseWhateverTheInput) {
   const std::vector<std::vector<NvmlProcessUtilization>> answers = {
       {{4242, kT0, 30, 30}},
       {{4242, kT0 - 5 * kSecond, 100, 100}},        // older than anything seen
-      {{4242, 0, 100, 100}},                          // no stamp
-      {{4242, kT0 + kSecond, 4'000'000'000u, 250}},   // shares beyond 100 %
-      {{4242, UINT64_MAX, 100, 100}},                 // from another clock
-      {},                                              // NOT_FOUND: no news
+      {{4242, 0, 100, 100}},                        // no stamp
+      {{4242, kT0 + kSecond, 4'000'000'000u, 250}}, // shares beyond 100 %
+      {{4242, UINT64_MAX, 100, 100}},               // from another clock
+      {},                                           // NOT_FOUND: no news
       {{4242, kT0 + 2 * kSecond, 0, 0}},
   };
   ProcessGpuTime::Busy last{0, 0};
