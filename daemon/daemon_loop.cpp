@@ -25,6 +25,7 @@
 #include "exporters/metric_builders.h"
 #include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
+#include "exporters/process_gpu_time_metrics.h"
 #include "gpus/host_gpus.h"
 #include "revision.h"
 #include "version.h"
@@ -261,8 +262,12 @@ void DaemonLoop::scan_once() {
   track_images();
   read_visible_gpus();
   sample_os();
-  if (nvml_) // ~40 ms per GPU (PCIe throughput is measured over 20 ms per direction)
-    nvml_snapshot_ = nvml_->sample();
+  if (nvml_) { // ~40 ms per GPU (PCIe throughput is measured over 20 ms per direction)
+    ProcessGpuTime::Traced traced;
+    for (const auto &[id, process] : state_.processes())
+      traced.emplace(static_cast<std::uint32_t>(id.pid), id);
+    nvml_snapshot_ = nvml_->sample(traced);
+  }
   watch_gpu_health();
   run_detectors();
   const auto now = std::chrono::steady_clock::now();
@@ -441,12 +446,14 @@ void DaemonLoop::publish() {
     families.push_back(std::move(family));
   for (auto &gpu_family : nvml_families(nvml_snapshot_))
     families.push_back(std::move(gpu_family));
-  for (auto &&part : {nvml_health_families(nvml_snapshot_), xid_families(gpu_health_, state_)})
+  for (auto &&part : {nvml_health_families(nvml_snapshot_), xid_families(gpu_health_, state_),
+                      process_gpu_time_families(nvml_snapshot_, state_)})
     std::move(part.begin(), part.end(), std::back_inserter(families));
   CollectorHealth collectors;
   collectors.os_tracer = os_tracer_ != nullptr;
   if (nvml_ || nvml_unavailable_)
     collectors.nvml = nvml_snapshot_.ready;
+  collectors.nvml_process_utilization = nvml_snapshot_.process_utilization_up;
   if (gpu_health_.reads_kernel_log())
     collectors.kernel_log = gpu_health_.kernel_log().healthy;
   families.push_back(collector_family(collectors));

@@ -46,7 +46,9 @@ public:
 
   // Samples GPU devices through `nvml` once per scan (it must outlive the loop). Without this
   // call (NVML disabled or not installed) no NVML series are exported.
-  void use_nvml(NvmlApi &nvml) { nvml_.emplace(nvml); }
+  void use_nvml(NvmlApi &nvml) {
+    nvml_.emplace(nvml, NvmlSampler::Settings{config_.scan_interval});
+  }
   // NVML is enabled in the config but could not be loaded: the nvml collector reads 0.
   void nvml_unavailable() { nvml_unavailable_ = true; }
   // NVML's devices (index, UUID, minor number, PCI bus id); empty without NVML.

@@ -26,6 +26,7 @@ struct CollectorHealth {
   std::optional<bool> os_tracer;
   std::optional<bool> nvml;
   std::optional<bool> kernel_log;
+  std::optional<bool> nvml_process_utilization;
 };
 MetricFamily collector_family(const CollectorHealth &health);
 

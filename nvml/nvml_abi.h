@@ -59,6 +59,8 @@ enum { NT_NVML_VOLATILE_ECC = 0, NT_NVML_AGGREGATE_ECC = 1 };
 #define NT_NVML_THROTTLE_DISPLAY_CLOCK_SETTING 0x100ull
 #define NT_NVML_SCOPE_ALL_LINKS 0xFFFFFFFFu /* scopeId that sums a link field over all links */
 #define NT_NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* usedGpuMemory when unknown */
+#define NT_NVML_UINT_NOT_AVAILABLE 0xFFFFFFFFu /* the same for an unsigned int field */
+enum { NT_NVML_FEATURE_DISABLED = 0, NT_NVML_FEATURE_ENABLED = 1 }; /* nvmlEnableState_t */
 
 enum { /* nvmlValueType_t */
        NT_NVML_VALUE_DOUBLE = 0,
@@ -132,12 +134,34 @@ typedef struct { /* what _v3 wrote on R535 drivers: v2 plus confidential-computi
   unsigned long long used_gpu_cc_protected_memory;
 } nt_nvml_process_v3_r535;
 
+typedef struct { /* nvmlProcessUtilizationSample_t */
+  unsigned int pid;
+  unsigned long long timestamp_us; /* CPU timestamp: wall-clock microseconds (R580 on an H100) */
+  unsigned int sm_percent;         /* SM busy share of the period since lastSeenTimeStamp */
+  unsigned int memory_percent;     /* memory controller busy share of that period */
+  unsigned int encoder_percent;
+  unsigned int decoder_percent;
+} nt_nvml_process_utilization;
+
+typedef struct { /* nvmlAccountingStats_t */
+  unsigned int gpu_utilization;    /* percent of the process's life; NT_NVML_UINT_NOT_AVAILABLE */
+  unsigned int memory_utilization; /* likewise */
+  unsigned long long max_memory_usage; /* bytes; NT_NVML_VALUE_NOT_AVAILABLE when unknown */
+  unsigned long long time_ms;          /* context active time; 0 until the process ends */
+  unsigned long long start_time_us;
+  unsigned int is_running;
+  unsigned int reserved[5];
+} nt_nvml_accounting_stats;
+
 static_assert(sizeof(nt_nvml_memory) == 24, "nvmlMemory_t is 24 bytes");
 static_assert(sizeof(nt_nvml_pci_info) == 68, "nvmlPciInfo_t is 68 bytes");
 static_assert(sizeof(nt_nvml_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
 static_assert(sizeof(nt_nvml_process_v1) == 16, "nvmlProcessInfo_v1_t is 16 bytes");
 static_assert(sizeof(nt_nvml_process_v2) == 24, "nvmlProcessInfo_v2_t is 24 bytes");
 static_assert(sizeof(nt_nvml_process_v3_r535) == 32, "R535's _v3 entry is 32 bytes");
+static_assert(sizeof(nt_nvml_process_utilization) == 32,
+              "nvmlProcessUtilizationSample_t is 32 bytes");
+static_assert(sizeof(nt_nvml_accounting_stats) == 56, "nvmlAccountingStats_t is 56 bytes");
 
 /* Signatures of the NVML functions the daemon resolves with dlsym. */
 typedef int (*nt_nvml_init_fn)(void);     /* nvmlInit_v2 */
@@ -170,6 +194,16 @@ typedef int (*nt_nvml_throttle_reasons_fn)(nt_nvml_device device, unsigned long 
  * *count is set to the number needed. */
 typedef int (*nt_nvml_running_processes_fn)(nt_nvml_device device, unsigned int *count,
                                             void *entries);
+/* nvmlDeviceGetProcessUtilization: with samples NULL, NT_NVML_ERROR_INSUFFICIENT_SIZE and the
+ * entries to allocate in *count; then one sample per process busy since last_seen_us, or
+ * NT_NVML_ERROR_NOT_FOUND when none was. */
+typedef int (*nt_nvml_process_utilization_fn)(nt_nvml_device device,
+                                              nt_nvml_process_utilization *samples,
+                                              unsigned int *count, unsigned long long last_seen_us);
+/* nvmlDeviceGetAccountingMode: *mode is an nvmlEnableState_t. */
+typedef int (*nt_nvml_accounting_mode_fn)(nt_nvml_device device, int *mode);
+typedef int (*nt_nvml_accounting_stats_fn)(nt_nvml_device device, unsigned int pid,
+                                           nt_nvml_accounting_stats *stats);
 
 #ifdef __cplusplus
 }

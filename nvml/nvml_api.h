@@ -4,6 +4,7 @@
 // Every answer carries NVML's return code, so the sampler decides what a failure costs.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,25 @@ struct NvmlProcessMemory {
   std::uint32_t pid = 0;
   std::uint64_t used_bytes = NT_NVML_VALUE_NOT_AVAILABLE; // NVML cannot always tell
   bool operator==(const NvmlProcessMemory &) const = default;
+};
+
+// One process's share of a GPU since the lastSeenTimeStamp the query passed (NVML averages its
+// driver samples over that period), stamped with the newest of them.
+struct NvmlProcessUtilization {
+  std::uint32_t pid = 0;
+  std::uint64_t timestamp_us = 0; // wall clock, microseconds
+  unsigned sm_percent = 0;        // SMs busy with the process's kernels
+  unsigned memory_percent = 0;    // memory controller busy with its reads and writes
+  bool operator==(const NvmlProcessUtilization &) const = default;
+};
+
+// nvmlAccountingStats_t of a process (accounting mode on): over its life so far.
+struct NvmlAccountingStats {
+  std::optional<unsigned> gpu_percent;    // nullopt: NVML_VALUE_NOT_AVAILABLE
+  std::optional<unsigned> memory_percent; // likewise
+  std::optional<std::uint64_t> max_memory_bytes;
+  bool running = true;
+  bool operator==(const NvmlAccountingStats &) const = default;
 };
 
 enum class NvmlDirection { tx, rx }; // tx: sent by the GPU; rx: received by it
@@ -73,8 +93,11 @@ enum class NvmlCall {
   remapped_rows,
   retired_pages_pending,
   throttle_reasons,
+  process_utilization,
+  accounting_mode,
+  accounting_stats,
 };
-inline constexpr std::array<std::string_view, 20> kNvmlCallNames = {
+inline constexpr std::array<std::string_view, 23> kNvmlCallNames = {
     "nvmlInit",
     "nvmlSystemGetDriverVersion",
     "nvmlDeviceGetCount",
@@ -96,6 +119,9 @@ inline constexpr std::array<std::string_view, 20> kNvmlCallNames = {
     "nvmlDeviceGetRetiredPagesPendingStatus",
     // Also resolved as nvmlDeviceGetCurrentClocksEventReasons (its name since R535).
     "nvmlDeviceGetCurrentClocksThrottleReasons",
+    "nvmlDeviceGetProcessUtilization",
+    "nvmlDeviceGetAccountingMode",
+    "nvmlDeviceGetAccountingStats",
 };
 inline std::string_view nvml_call_name(NvmlCall call) {
   return kNvmlCallNames[static_cast<std::size_t>(call)];
@@ -135,6 +161,16 @@ public:
   virtual NvmlResult<bool> retired_pages_pending(unsigned index) = 0;
   // The mask of NT_NVML_THROTTLE_* reasons that hold the clocks down now.
   virtual NvmlResult<std::uint64_t> throttle_reasons(unsigned index) = 0;
+
+  // Per process. One entry per process busy since `last_seen_us` (0: over the driver's whole
+  // sample buffer); NT_NVML_ERROR_NOT_FOUND when none was. NOT_SUPPORTED under MIG and on GPUs
+  // before Maxwell.
+  virtual NvmlResult<std::vector<NvmlProcessUtilization>>
+  process_utilization(unsigned index, std::uint64_t last_seen_us) = 0;
+  // Whether the administrator turned per-process accounting on (nvidia-smi -am 1).
+  virtual NvmlResult<bool> accounting_mode(unsigned index) = 0;
+  // NT_NVML_ERROR_NOT_FOUND for a process the GPU has no record of.
+  virtual NvmlResult<NvmlAccountingStats> accounting_stats(unsigned index, std::uint32_t pid) = 0;
 };
 
 } // namespace neutracer

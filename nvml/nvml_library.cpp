@@ -14,6 +14,9 @@ namespace {
 
 constexpr unsigned kMaxProcessCapacity = 65536;
 constexpr int kProcessListAttempts = 4; // the list may grow between asking and reading
+// The driver sizes its per-process sample buffer itself (72 entries on an H100 with R580);
+// more than this is not a buffer any driver keeps.
+constexpr unsigned kMaxUtilizationSamples = 4096;
 
 template <typename T> NvmlResult<T> failed(int status) { return NvmlResult<T>{status, T{}}; }
 
@@ -91,6 +94,9 @@ NvmlLibrary::NvmlLibrary(ConstructionKey, DlHandle handle) : handle_(std::move(h
   // The same function and mask under its R535 name and its older one.
   resolve(s.throttle_reasons,
           {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  resolve(s.process_utilization, {"nvmlDeviceGetProcessUtilization"});
+  resolve(s.accounting_mode, {"nvmlDeviceGetAccountingMode"});
+  resolve(s.accounting_stats, {"nvmlDeviceGetAccountingStats"});
 }
 
 NvmlLibrary::~NvmlLibrary() {
@@ -335,6 +341,72 @@ NvmlResult<std::uint64_t> NvmlLibrary::throttle_reasons(unsigned index) {
                                       const int status = throttle_reasons(handle, &reasons);
                                       return NvmlResult<std::uint64_t>{status, reasons};
                                     });
+}
+
+NvmlResult<std::vector<NvmlProcessUtilization>>
+NvmlLibrary::process_utilization(unsigned index, std::uint64_t last_seen_us) {
+  using Samples = std::vector<NvmlProcessUtilization>;
+  return with_device<Samples>(
+      symbols_.process_utilization, index,
+      [last_seen_us](auto process_utilization, nt_nvml_device handle) {
+        // Asked with no buffer, NVML says how many entries to allocate.
+        unsigned count = 0;
+        int status = process_utilization(handle, nullptr, &count, last_seen_us);
+        if (status == NT_NVML_SUCCESS)
+          return NvmlResult<Samples>{NT_NVML_SUCCESS, {}};
+        for (int attempt = 0; attempt < kProcessListAttempts; ++attempt) {
+          if (status != NT_NVML_ERROR_INSUFFICIENT_SIZE)
+            return failed<Samples>(status);
+          const unsigned capacity = std::min(std::max(count, 1u), kMaxUtilizationSamples);
+          std::vector<nt_nvml_process_utilization> buffer(capacity);
+          count = capacity;
+          status = process_utilization(handle, buffer.data(), &count, last_seen_us);
+          if (status == NT_NVML_ERROR_INSUFFICIENT_SIZE) {
+            if (capacity == kMaxUtilizationSamples)
+              break;
+            count = std::max(count, capacity + 8);
+            continue;
+          }
+          if (status != NT_NVML_SUCCESS)
+            return failed<Samples>(status);
+          Samples samples;
+          samples.reserve(std::min(count, capacity));
+          for (unsigned i = 0; i < std::min(count, capacity); ++i)
+            samples.push_back({buffer[i].pid, buffer[i].timestamp_us, buffer[i].sm_percent,
+                               buffer[i].memory_percent});
+          return NvmlResult<Samples>{NT_NVML_SUCCESS, std::move(samples)};
+        }
+        return failed<Samples>(NT_NVML_ERROR_INSUFFICIENT_SIZE);
+      });
+}
+
+NvmlResult<bool> NvmlLibrary::accounting_mode(unsigned index) {
+  return with_device<bool>(symbols_.accounting_mode, index,
+                           [](auto accounting_mode, nt_nvml_device handle) {
+                             int mode = NT_NVML_FEATURE_DISABLED;
+                             const int status = accounting_mode(handle, &mode);
+                             return NvmlResult<bool>{status, mode == NT_NVML_FEATURE_ENABLED};
+                           });
+}
+
+NvmlResult<NvmlAccountingStats> NvmlLibrary::accounting_stats(unsigned index, std::uint32_t pid) {
+  return with_device<NvmlAccountingStats>(
+      symbols_.accounting_stats, index, [pid](auto accounting_stats, nt_nvml_device handle) {
+        nt_nvml_accounting_stats raw{};
+        const int status = accounting_stats(handle, pid, &raw);
+        if (status != NT_NVML_SUCCESS)
+          return failed<NvmlAccountingStats>(status);
+        const auto percent = [](unsigned value) {
+          return value == NT_NVML_UINT_NOT_AVAILABLE ? std::nullopt : std::optional(value);
+        };
+        NvmlAccountingStats stats;
+        stats.gpu_percent = percent(raw.gpu_utilization);
+        stats.memory_percent = percent(raw.memory_utilization);
+        if (raw.max_memory_usage != NT_NVML_VALUE_NOT_AVAILABLE)
+          stats.max_memory_bytes = raw.max_memory_usage;
+        stats.running = raw.is_running != 0;
+        return NvmlResult<NvmlAccountingStats>{NT_NVML_SUCCESS, stats};
+      });
 }
 
 std::unique_ptr<NvmlApi> open_nvml(const std::string &library) {

@@ -57,6 +57,10 @@ public:
   NvmlResult<NvmlRemappedRows> remapped_rows(unsigned index) override;
   NvmlResult<bool> retired_pages_pending(unsigned index) override;
   NvmlResult<std::uint64_t> throttle_reasons(unsigned index) override;
+  NvmlResult<std::vector<NvmlProcessUtilization>>
+  process_utilization(unsigned index, std::uint64_t last_seen_us) override;
+  NvmlResult<bool> accounting_mode(unsigned index) override;
+  NvmlResult<NvmlAccountingStats> accounting_stats(unsigned index, std::uint32_t pid) override;
 
 private:
   struct Symbols {
@@ -81,6 +85,9 @@ private:
     nt_nvml_remapped_rows_fn remapped_rows = nullptr;
     nt_nvml_retired_pages_pending_fn retired_pages_pending = nullptr;
     nt_nvml_throttle_reasons_fn throttle_reasons = nullptr;
+    nt_nvml_process_utilization_fn process_utilization = nullptr;
+    nt_nvml_accounting_mode_fn accounting_mode = nullptr;
+    nt_nvml_accounting_stats_fn accounting_stats = nullptr;
   };
 
   // The handle of an opened device, or nullptr.

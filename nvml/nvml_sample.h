@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process_id.h"
 #include "nvml/nvml_api.h"
 
 namespace neutracer {
@@ -54,9 +55,28 @@ struct NvmlDeviceSample {
   std::optional<NvmlRemappedRows> remapped_rows;
   std::optional<bool> retired_pages_pending;
   std::optional<std::uint64_t> throttle_reasons; // NT_NVML_THROTTLE_* mask
+  // Per-process accounting (nvidia-smi -am 1): nullopt when NVML could not tell.
+  std::optional<bool> accounting_enabled;
   // A call on this GPU answered NVML_ERROR_GPU_IS_LOST in this scan: it fell off the bus or
   // stopped answering; its other values are left out.
   bool lost = false;
+};
+
+// A traced process's busy time on one GPU since its first utilization sample there.
+struct NvmlProcessGpuTime {
+  ProcessId process;
+  unsigned gpu = 0;
+  double sm_busy_seconds = 0;
+  double memory_busy_seconds = 0;
+  bool operator==(const NvmlProcessGpuTime &) const = default;
+};
+
+// A traced process's accounting record on a GPU with accounting mode on.
+struct NvmlProcessAccounting {
+  ProcessId process;
+  unsigned gpu = 0;
+  NvmlAccountingStats stats;
+  bool operator==(const NvmlProcessAccounting &) const = default;
 };
 
 struct NvmlSnapshot {
@@ -70,6 +90,13 @@ struct NvmlSnapshot {
   // Every call the daemon makes: false once the library answered that it has no such function
   // (an older driver); empty until NVML initialised.
   std::map<std::string, bool> functions_available;
+
+  std::vector<NvmlProcessGpuTime> process_gpu_time;
+  std::vector<NvmlProcessAccounting> process_accounting;
+  // Whether per-process utilization works: true when a GPU answered this scan, false when
+  // every GPU that supports it failed; nullopt while NVML is not ready, without GPUs, or when
+  // no GPU supports it (MIG, GPUs before Maxwell, a library without the function).
+  std::optional<bool> process_utilization_up;
 };
 
 } // namespace neutracer

@@ -1,5 +1,7 @@
 #include "nvml/nvml_sampler.h"
 
+#include <algorithm>
+#include <ctime>
 #include <map>
 #include <spdlog/spdlog.h>
 
@@ -18,7 +20,27 @@ std::string describe(const std::optional<double> &value) {
   return value ? fmt::format("{:g}", *value) : std::string("-");
 }
 
+// NVML averages a process's share over the period since the previous query, idle time included
+// (seen on an H100 with R580); a period longer than its sample buffer is cut here.
+ProcessGpuTime::Settings gpu_time_settings(std::chrono::milliseconds scan_interval) {
+  const double interval = std::chrono::duration<double>(scan_interval).count();
+  return {interval, std::max(5 * interval, 10.0)};
+}
+
 } // namespace
+
+std::uint64_t NvmlSampler::default_wall_clock_us() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000u +
+         static_cast<std::uint64_t>(now.tv_nsec) / 1000u;
+}
+
+NvmlSampler::NvmlSampler(NvmlApi &api) : NvmlSampler(api, Settings{}) {}
+
+NvmlSampler::NvmlSampler(NvmlApi &api, Settings settings)
+    : api_(api), settings_(std::move(settings)),
+      gpu_time_(gpu_time_settings(settings_.scan_interval)) {}
 
 template <typename Query>
 auto NvmlSampler::ask(unsigned device, NvmlCall call, int variant, Query query)
@@ -179,15 +201,87 @@ void NvmlSampler::sample_health(unsigned i, NvmlDeviceSample &s) {
       ask(i, NvmlCall::throttle_reasons, 0, [&] { return api_.throttle_reasons(i); });
 }
 
-NvmlSnapshot NvmlSampler::sample() {
+std::optional<bool> NvmlSampler::sample_process_utilization(unsigned i,
+                                                            const ProcessGpuTime::Traced &traced,
+                                                            std::uint64_t now_us,
+                                                            std::set<std::uint32_t> &busy_pids) {
+  using Samples = std::vector<NvmlProcessUtilization>;
+  const auto last_seen_us = gpu_time_.last_seen_us(i, now_us);
+  const auto samples = ask(i, NvmlCall::process_utilization, 0, [&] {
+    auto result = api_.process_utilization(i, last_seen_us);
+    if (result.status == NT_NVML_ERROR_NOT_FOUND) // no process was busy since last_seen_us
+      return NvmlResult<Samples>{NT_NVML_SUCCESS, {}};
+    return result;
+  });
+  if (!samples) {
+    if (unsupported_.contains({i, NvmlCall::process_utilization, 0}))
+      return std::nullopt;
+    return false;
+  }
+  gpu_time_.add(i, *samples, traced, now_us);
+  for (const auto &sample : *samples) {
+    spdlog::debug("NVML GPU {}: pid {} SM {}% memory {}% at {} us (since {} us){}", i, sample.pid,
+                  sample.sm_percent, sample.memory_percent, sample.timestamp_us, last_seen_us,
+                  traced.contains(sample.pid) ? "" : ", not traced");
+    if (traced.contains(sample.pid))
+      busy_pids.insert(sample.pid);
+  }
+  return true;
+}
+
+void NvmlSampler::sample_accounting(unsigned i, NvmlDeviceSample &s,
+                                    const ProcessGpuTime::Traced &traced,
+                                    const std::set<std::uint32_t> &busy_pids,
+                                    NvmlSnapshot &snapshot) {
+  using Stats = std::optional<NvmlAccountingStats>;
+  s.accounting_enabled =
+      ask(i, NvmlCall::accounting_mode, 0, [&] { return api_.accounting_mode(i); });
+  if (!s.accounting_enabled.value_or(false))
+    return;
+  // The traced processes NVML lists on this GPU or saw busy there: one call each.
+  std::set<std::uint32_t> pids = busy_pids;
+  if (s.processes)
+    for (const auto &process : *s.processes)
+      if (traced.contains(process.pid))
+        pids.insert(process.pid);
+  for (const auto pid : pids) {
+    const auto stats = ask(i, NvmlCall::accounting_stats, 0, [&] {
+      const auto result = api_.accounting_stats(i, pid);
+      if (result.status == NT_NVML_ERROR_NOT_FOUND) // no record of it on this GPU
+        return NvmlResult<Stats>{NT_NVML_SUCCESS, std::nullopt};
+      return NvmlResult<Stats>{result.status, result.ok() ? Stats(result.value) : std::nullopt};
+    });
+    if (stats && *stats)
+      snapshot.process_accounting.push_back({traced.at(pid), i, **stats});
+  }
+}
+
+NvmlSnapshot NvmlSampler::sample(const ProcessGpuTime::Traced &traced) {
   NvmlSnapshot snapshot;
   snapshot.in_use = true;
   lost_now_.clear();
   if (ready()) {
     snapshot.ready = true;
     snapshot.driver_version = driver_version_;
-    for (const auto &device : devices_)
-      snapshot.devices.push_back(sample_device(device));
+    const auto now_us = settings_.wall_clock_us();
+    bool supported = false, answered = false;
+    for (const auto &device : devices_) {
+      auto s = sample_device(device);
+      std::set<std::uint32_t> busy_pids;
+      if (const auto up = sample_process_utilization(device.index, traced, now_us, busy_pids)) {
+        supported = true;
+        answered |= *up;
+      }
+      sample_accounting(device.index, s, traced, busy_pids, snapshot);
+      s.lost = lost_now_.contains(device.index);
+      snapshot.devices.push_back(std::move(s));
+    }
+    gpu_time_.retain(traced);
+    for (const auto &[key, busy] : gpu_time_.busy())
+      snapshot.process_gpu_time.push_back(
+          {key.first, key.second, busy.sm_seconds, busy.memory_seconds});
+    if (supported)
+      snapshot.process_utilization_up = answered;
     snapshot.lost_unopened = lost_unopened_;
     for (std::size_t call = 0; call < kNvmlCallNames.size(); ++call)
       snapshot.functions_available[std::string(kNvmlCallNames[call])] =

@@ -2,9 +2,13 @@
 // Samples NVML once per scan: initialises it (retrying now and then after a failure), lists
 // the devices once, then reads each device's values in base units. A value NVML cannot give
 // is left out and counted by call; NOT_SUPPORTED and missing functions are permanent for that
-// device and not asked again. Pure apart from logging: all NVML access goes through NvmlApi.
+// device and not asked again. Per traced process it integrates NVML's utilization samples into
+// busy GPU time (ProcessGpuTime) and, where accounting mode is on, reads accounting records.
+// Pure apart from logging: all NVML access goes through NvmlApi, the wall clock is a setting.
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -12,6 +16,7 @@
 
 #include "nvml/nvml_api.h"
 #include "nvml/nvml_sample.h"
+#include "nvml/process_gpu_time.h"
 
 namespace neutracer {
 
@@ -21,9 +26,18 @@ public:
   // driver is not loaded (yet) costs one failing call a minute at the default 2 s interval.
   static constexpr unsigned kInitRetryScans = 30;
 
-  explicit NvmlSampler(NvmlApi &api) : api_(api) {}
+  struct Settings {
+    std::chrono::milliseconds scan_interval{2000};
+    // Wall-clock microseconds, the clock of NVML's sample stamps.
+    std::function<std::uint64_t()> wall_clock_us = default_wall_clock_us;
+  };
+  static std::uint64_t default_wall_clock_us();
 
-  NvmlSnapshot sample();
+  explicit NvmlSampler(NvmlApi &api); // default settings
+  NvmlSampler(NvmlApi &api, Settings settings);
+
+  // `traced`: the traced processes by PID, whose GPU time and accounting records are read.
+  NvmlSnapshot sample(const ProcessGpuTime::Traced &traced = {});
 
   // The devices NVML listed (empty until it has initialised): index, UUID, minor number and
   // PCI bus id, for mapping a process's CUDA devices to NVML indices by UUID.
@@ -36,6 +50,14 @@ private:
   bool list_devices();
   NvmlDeviceSample sample_device(const NvmlDevice &device);
   void sample_health(unsigned index, NvmlDeviceSample &sample);
+  // Returns whether the GPU answered (samples or none); nullopt when it does not support it.
+  std::optional<bool> sample_process_utilization(unsigned index,
+                                                 const ProcessGpuTime::Traced &traced,
+                                                 std::uint64_t now_us,
+                                                 std::set<std::uint32_t> &busy_pids);
+  void sample_accounting(unsigned index, NvmlDeviceSample &sample,
+                         const ProcessGpuTime::Traced &traced,
+                         const std::set<std::uint32_t> &busy_pids, NvmlSnapshot &snapshot);
   // Runs `query` unless it is known unsupported for this device; on failure counts it, logs
   // it once and returns nullopt. `variant` tells apart queries of one call (tx / rx).
   template <typename Query>
@@ -44,6 +66,8 @@ private:
   void record_failure(unsigned device, NvmlCall call, int status);
 
   NvmlApi &api_;
+  Settings settings_;
+  ProcessGpuTime gpu_time_;
   bool initialised_ = false;
   bool listed_ = false;
   unsigned scans_until_init_ = 0;

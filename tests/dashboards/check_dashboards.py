@@ -91,7 +91,8 @@ NODE_WIDE_PER_PROCESS_PREFIX_EXCEPTIONS = {
     "neutracer_cuda_memory_held_at_exit_bytes_total",
 }
 # Families with a gpu label: the per-process figures the daemon charges to a GPU, NVML's
-# per-process memory, a process's Xid reports, and every GPU family (neutracer_gpu_*). Detector, throughput, sync,
+# per-process memory and busy time, a process's Xid reports, and every GPU family
+# (neutracer_gpu_*). Detector, throughput, sync,
 # error and OS families have none.
 GPU_FAMILIES = {
     "neutracer_cuda_kernel_launches_total", "neutracer_cuda_memory_used_bytes",
@@ -99,7 +100,11 @@ GPU_FAMILIES = {
     "neutracer_cuda_memory_frees_total", "neutracer_cuda_memory_allocated_bytes_total",
     "neutracer_cuda_memory_freed_bytes_total", "neutracer_cuda_memcpy_bytes_total",
     "neutracer_cuda_memcpy_calls_total", "neutracer_nvml_process_memory_used_bytes",
-    "neutracer_cuda_xid_errors_total",
+    "neutracer_cuda_xid_errors_total", "neutracer_process_gpu_busy_seconds_total",
+    "neutracer_process_gpu_memory_busy_seconds_total",
+    "neutracer_process_gpu_accounting_utilization_ratio",
+    "neutracer_process_gpu_accounting_memory_utilization_ratio",
+    "neutracer_process_gpu_accounting_max_memory_bytes",
 }
 GPU_FAMILY_PREFIXES = ("neutracer_gpu_",)
 # NVML families: device-wide figures, without namespace/pod labels.

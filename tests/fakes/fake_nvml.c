@@ -14,9 +14,18 @@
  *   FAKE_NVML_ECC_UNCORRECTED: GPU 0's volatile uncorrected ECC count (aggregate: 10 more)
  *   FAKE_NVML_THROTTLE_REASONS: GPU 0's throttle mask (decimal or 0x hex)
  *   FAKE_NVML_REMAP_PENDING, FAKE_NVML_REMAP_FAILED (1): GPU 0's row remapping state
+ *   FAKE_NVML_PROCESS_UTILIZATION: a file of per-process utilization samples, one a line:
+ *     "GPU PID SM% MEMORY% [TIMESTAMP_US]" (no stamp: the wall clock at the call); re-read at
+ *     each call, which answers the lines stamped after lastSeenTimeStamp (NOT_FOUND if none)
+ *   FAKE_NVML_PROCESS_UTILIZATION_RESULT: nvmlDeviceGetProcessUtilization fails with that code
+ *   FAKE_NVML_ACCOUNTING (1): accounting mode on GPU 0 (GPU 1's stays off); the processes in
+ *     the utilization file on GPU 0 have records (their SM% and memory% as lifetime shares)
  * GPU 1 has no ECC (NOT_SUPPORTED); neither GPU supports retired-page status (Ampere and on). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under C11 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nvml/nvml_abi.h"
 
@@ -371,6 +380,107 @@ EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(nt_nvml_device device, int *pe
   return NT_NVML_ERROR_NOT_SUPPORTED;
 }
 
+/* What nvmlDeviceGetProcessUtilization's NULL call says to allocate: a fixed size, as the
+ * driver's (72 entries on an H100), larger than the lines a test writes. */
+#define FAKE_NVML_UTILIZATION_BUFFER 16
+#define FAKE_NVML_ACCOUNTING_MAX_MEMORY 805306368ull /* 768 MiB */
+
+static int device_index(nt_nvml_device device) { return device == &devices[0] ? 0 : 1; }
+
+static unsigned long long wall_clock_us(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000ull;
+}
+
+/* Reads the samples of device `device` from the file named by FAKE_NVML_PROCESS_UTILIZATION into
+ * `out` (at most `capacity`); returns how many there are, or -1 without a file. */
+static int read_utilization(nt_nvml_device device, nt_nvml_process_utilization *out,
+                            int capacity) {
+  const char *path = getenv("FAKE_NVML_PROCESS_UTILIZATION");
+  FILE *file = path != NULL && *path != '\0' ? fopen(path, "r") : NULL;
+  if (file == NULL)
+    return -1;
+  const unsigned long long now = wall_clock_us();
+  char line[256];
+  int count = 0;
+  while (count < capacity && fgets(line, sizeof line, file) != NULL) {
+    int gpu = -1;
+    unsigned pid = 0, sm = 0, memory = 0;
+    unsigned long long stamp = 0;
+    const int fields = sscanf(line, "%d %u %u %u %llu", &gpu, &pid, &sm, &memory, &stamp);
+    if (fields < 4 || gpu != device_index(device))
+      continue;
+    nt_nvml_process_utilization sample = {pid, fields == 5 ? stamp : now, sm, memory, 0, 0};
+    out[count++] = sample;
+  }
+  fclose(file);
+  return count;
+}
+
+EXPORT int nvmlDeviceGetProcessUtilization(nt_nvml_device device,
+                                           nt_nvml_process_utilization *samples,
+                                           unsigned int *count, unsigned long long last_seen_us) {
+  if (!checked(device) || count == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  const char *forced = getenv("FAKE_NVML_PROCESS_UTILIZATION_RESULT");
+  if (forced != NULL && *forced != '\0')
+    return atoi(forced);
+  if (samples == NULL) {
+    *count = FAKE_NVML_UTILIZATION_BUFFER;
+    return NT_NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  nt_nvml_process_utilization all[FAKE_NVML_UTILIZATION_BUFFER];
+  const int read = read_utilization(device, all, FAKE_NVML_UTILIZATION_BUFFER);
+  unsigned int newer = 0;
+  for (int i = 0; i < read; ++i)
+    if (all[i].timestamp_us > last_seen_us) {
+      if (newer == *count)
+        return NT_NVML_ERROR_INSUFFICIENT_SIZE;
+      samples[newer++] = all[i];
+    }
+  *count = newer;
+  return newer > 0 ? NT_NVML_SUCCESS : NT_NVML_ERROR_NOT_FOUND;
+}
+
+static int accounting_on(nt_nvml_device device) {
+  return device == &devices[0] && env_number("FAKE_NVML_ACCOUNTING", 0) == 1;
+}
+
+EXPORT int nvmlDeviceGetAccountingMode(nt_nvml_device device, int *mode) {
+  if (!checked(device) || mode == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  *mode = accounting_on(device) ? NT_NVML_FEATURE_ENABLED : NT_NVML_FEATURE_DISABLED;
+  return NT_NVML_SUCCESS;
+}
+
+EXPORT int nvmlDeviceGetAccountingStats(nt_nvml_device device, unsigned int pid,
+                                        nt_nvml_accounting_stats *stats) {
+  if (!checked(device) || stats == NULL)
+    return NT_NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device))
+    return NT_NVML_ERROR_GPU_IS_LOST;
+  if (!accounting_on(device))
+    return NT_NVML_ERROR_NOT_FOUND; /* what R580 answers with accounting off */
+  nt_nvml_process_utilization all[FAKE_NVML_UTILIZATION_BUFFER];
+  const int read = read_utilization(device, all, FAKE_NVML_UTILIZATION_BUFFER);
+  for (int i = 0; i < read; ++i)
+    if (all[i].pid == pid) {
+      memset(stats, 0, sizeof *stats);
+      stats->gpu_utilization = all[i].sm_percent;
+      stats->memory_utilization = all[i].memory_percent;
+      stats->max_memory_usage = FAKE_NVML_ACCOUNTING_MAX_MEMORY;
+      stats->start_time_us = all[i].timestamp_us;
+      stats->is_running = 1;
+      return NT_NVML_SUCCESS;
+    }
+  return NT_NVML_ERROR_NOT_FOUND;
+}
+
 #if FAKE_NVML_THROTTLE_SYMBOL
 static int throttle_reasons(nt_nvml_device device, unsigned long long *reasons) {
   if (!checked(device) || reasons == NULL)
@@ -412,6 +522,10 @@ SIGNATURE_CHECK nt_nvml_pcie_throughput_fn check_pcie = nvmlDeviceGetPcieThrough
 SIGNATURE_CHECK nt_nvml_field_values_fn check_fields = nvmlDeviceGetFieldValues;
 SIGNATURE_CHECK nt_nvml_running_processes_fn check_processes = running_processes;
 SIGNATURE_CHECK nt_nvml_total_ecc_errors_fn check_ecc = nvmlDeviceGetTotalEccErrors;
+SIGNATURE_CHECK nt_nvml_process_utilization_fn check_process_utilization =
+    nvmlDeviceGetProcessUtilization;
+SIGNATURE_CHECK nt_nvml_accounting_mode_fn check_accounting_mode = nvmlDeviceGetAccountingMode;
+SIGNATURE_CHECK nt_nvml_accounting_stats_fn check_accounting_stats = nvmlDeviceGetAccountingStats;
 SIGNATURE_CHECK nt_nvml_retired_pages_pending_fn check_retired =
     nvmlDeviceGetRetiredPagesPendingStatus;
 #if FAKE_NVML_HAS_REMAPPED_ROWS

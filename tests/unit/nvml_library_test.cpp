@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <unistd.h>
 
 #include "exporters/nvml_metrics.h"
 #include "metric_lookup.h"
@@ -216,6 +220,125 @@ TEST(NvmlLibrary, ShutsNvmlDownWhenDestroyed) {
   EXPECT_EQ(fake.init_depth(), 1);
   nvml.reset();
   EXPECT_EQ(fake.init_depth(), 0);
+}
+
+// Sets an environment variable the fake reads at each call, for one test.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name_(name) {
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name_;
+};
+
+// The fake's per-process utilization file: "GPU PID SM% MEMORY% STAMP_US" lines.
+class UtilizationFile {
+public:
+  UtilizationFile()
+      : path_(std::filesystem::temp_directory_path() /
+              ("fake-nvml-utilization-" + std::to_string(getpid()))),
+        env_("FAKE_NVML_PROCESS_UTILIZATION", path_.string()) {}
+  ~UtilizationFile() { std::filesystem::remove(path_); }
+  UtilizationFile(const UtilizationFile &) = delete;
+  UtilizationFile &operator=(const UtilizationFile &) = delete;
+  void write(const std::string &lines) const { std::ofstream(path_) << lines; }
+
+private:
+  std::filesystem::path path_;
+  ScopedEnv env_;
+};
+
+constexpr std::uint64_t kSecond = 1'000'000;
+constexpr std::uint64_t kT0 = 1'795'804'127'000'000;
+
+std::string line(unsigned gpu, unsigned pid, unsigned sm, unsigned memory, std::uint64_t stamp) {
+  return std::to_string(gpu) + " " + std::to_string(pid) + " " + std::to_string(sm) + " " +
+         std::to_string(memory) + " " + std::to_string(stamp) + "\n";
+}
+
+TEST(NvmlLibrary, ReadsProcessUtilizationSinceTheLastStamp) {
+  UtilizationFile file;
+  file.write(line(0, 4242, 50, 20, kT0) + line(1, 4242, 7, 3, kT0 + 5) +
+             line(0, 9999, 100, 100, kT0 + 10));
+  auto nvml = load(NEUTRACER_FAKE_NVML);
+  ASSERT_NE(nvml, nullptr);
+  ASSERT_EQ(nvml->init(), NT_NVML_SUCCESS);
+  ASSERT_EQ(nvml->open_device(0), NT_NVML_SUCCESS);
+  const auto all = nvml->process_utilization(0, 0);
+  ASSERT_TRUE(all.ok()) << all.status;
+  EXPECT_EQ(all.value,
+            (std::vector<NvmlProcessUtilization>{{4242, kT0, 50, 20}, {9999, kT0 + 10, 100, 100}}));
+  const auto newer = nvml->process_utilization(0, kT0);
+  ASSERT_TRUE(newer.ok());
+  EXPECT_EQ(newer.value, (std::vector<NvmlProcessUtilization>{{9999, kT0 + 10, 100, 100}}));
+  EXPECT_EQ(nvml->process_utilization(0, kT0 + 10).status, NT_NVML_ERROR_NOT_FOUND);
+}
+
+TEST(NvmlLibrary, ProcessUtilizationBecomesBusySecondsOfTracedProcesses) {
+  UtilizationFile file;
+  file.write(line(0, 4242, 50, 20, kT0) + line(0, 9999, 100, 100, kT0));
+  auto nvml = load(NEUTRACER_FAKE_NVML);
+  ASSERT_NE(nvml, nullptr);
+  std::uint64_t now = kT0 + 100'000;
+  NvmlSampler sampler(*nvml, {std::chrono::milliseconds(1000), [&now] { return now; }});
+  const ProcessId traced{4242, 31337};
+  auto snapshot = sampler.sample({{4242, traced}});
+  ASSERT_EQ(snapshot.process_gpu_time.size(), 1u); // 9999 is not traced
+  EXPECT_EQ(snapshot.process_gpu_time[0].process, traced);
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time[0].sm_busy_seconds, 0.5); // first: one scan
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time[0].memory_busy_seconds, 0.2);
+  EXPECT_EQ(snapshot.process_utilization_up, true);
+
+  file.write(line(0, 4242, 80, 40, kT0 + 2 * kSecond));
+  now += 2 * kSecond;
+  snapshot = sampler.sample({{4242, traced}});
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time.at(0).sm_busy_seconds, 0.5 + 1.6);
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time.at(0).memory_busy_seconds, 0.2 + 0.8);
+  now += kSecond; // nothing new: NOT_FOUND, no error
+  snapshot = sampler.sample({{4242, traced}});
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time.at(0).sm_busy_seconds, 2.1);
+  EXPECT_EQ(errors(nvml_families(snapshot), "nvmlDeviceGetProcessUtilization"), 0);
+  EXPECT_EQ(snapshot.process_accounting.size(), 0u); // accounting mode is off
+  EXPECT_EQ(snapshot.devices.at(0).accounting_enabled, false);
+}
+
+TEST(NvmlLibrary, ProcessUtilizationNotSupportedIsCountedOncePerGpu) {
+  ScopedEnv not_supported("FAKE_NVML_PROCESS_UTILIZATION_RESULT", "3");
+  auto nvml = load(NEUTRACER_FAKE_NVML);
+  ASSERT_NE(nvml, nullptr);
+  NvmlSampler sampler(*nvml);
+  sampler.sample({{4242, ProcessId{4242, 1}}});
+  const auto snapshot = sampler.sample({{4242, ProcessId{4242, 1}}});
+  EXPECT_EQ(errors(nvml_families(snapshot), "nvmlDeviceGetProcessUtilization"), 2);
+  EXPECT_EQ(snapshot.process_utilization_up, std::nullopt);
+}
+
+TEST(NvmlLibrary, AccountingRecordsWhereAccountingModeIsOn) {
+  UtilizationFile file;
+  file.write(line(0, 4242, 63, 21, kT0));
+  ScopedEnv accounting("FAKE_NVML_ACCOUNTING", "1");
+  auto nvml = load(NEUTRACER_FAKE_NVML);
+  ASSERT_NE(nvml, nullptr);
+  NvmlSampler sampler(*nvml, {std::chrono::milliseconds(1000), [] { return kT0 + 1; }});
+  const ProcessId traced{4242, 31337};
+  const auto snapshot = sampler.sample({{4242, traced}});
+  EXPECT_EQ(snapshot.devices.at(0).accounting_enabled, true);
+  EXPECT_EQ(snapshot.devices.at(1).accounting_enabled, false);
+  // 4242 is listed on both GPUs; only GPU 0 keeps records.
+  ASSERT_EQ(snapshot.process_accounting.size(), 1u);
+  const auto &record = snapshot.process_accounting[0];
+  EXPECT_EQ(record.process, traced);
+  EXPECT_EQ(record.gpu, 0u);
+  EXPECT_EQ(record.stats.gpu_percent, 63u);
+  EXPECT_EQ(record.stats.memory_percent, 21u);
+  EXPECT_EQ(record.stats.max_memory_bytes, 805306368u);
+  EXPECT_TRUE(record.stats.running);
+  EXPECT_EQ(errors(nvml_families(snapshot), "nvmlDeviceGetAccountingStats"), 0);
 }
 
 } // namespace

@@ -24,6 +24,13 @@ struct ScriptedDevice {
   std::uint64_t ecc_uncorrected_volatile = 0;
   NvmlRemappedRows remapped;
   std::uint64_t throttle = 0;
+  // Per-process utilization as NVML keeps it: a query answers the samples stamped after its
+  // lastSeenTimeStamp (recorded in last_seen_asked), NOT_FOUND when there are none.
+  std::vector<NvmlProcessUtilization> utilization_samples;
+  std::vector<std::uint64_t> last_seen_asked;
+  bool accounting = false;
+  std::map<std::uint32_t, NvmlAccountingStats> accounting_records;
+  std::vector<std::uint32_t> accounting_asked;
   int open_status = NT_NVML_SUCCESS;
   std::map<NvmlCall, int> status_of;
   std::map<NvmlCall, int> asked;
@@ -99,6 +106,32 @@ public:
   }
   NvmlResult<std::uint64_t> throttle_reasons(unsigned i) override {
     return answer(i, NvmlCall::throttle_reasons, at(i).throttle);
+  }
+
+  NvmlResult<std::vector<NvmlProcessUtilization>>
+  process_utilization(unsigned i, std::uint64_t last_seen_us) override {
+    at(i).last_seen_asked.push_back(last_seen_us);
+    std::vector<NvmlProcessUtilization> newer;
+    for (const auto &sample : at(i).utilization_samples)
+      if (sample.timestamp_us > last_seen_us)
+        newer.push_back(sample);
+    auto result = answer(i, NvmlCall::process_utilization, newer);
+    if (result.ok() && newer.empty())
+      result.status = NT_NVML_ERROR_NOT_FOUND;
+    return result;
+  }
+  NvmlResult<bool> accounting_mode(unsigned i) override {
+    return answer(i, NvmlCall::accounting_mode, at(i).accounting);
+  }
+  NvmlResult<NvmlAccountingStats> accounting_stats(unsigned i, std::uint32_t pid) override {
+    at(i).accounting_asked.push_back(pid);
+    const auto record = at(i).accounting_records.find(pid);
+    auto result =
+        answer(i, NvmlCall::accounting_stats,
+               record != at(i).accounting_records.end() ? record->second : NvmlAccountingStats{});
+    if (result.ok() && record == at(i).accounting_records.end())
+      result.status = NT_NVML_ERROR_NOT_FOUND;
+    return result;
   }
 
   ScriptedDevice &at(unsigned i) { return devices.at(i); }
@@ -382,6 +415,135 @@ TEST(NvmlSampler, HealthValuesAndMissingFunctions) {
   // Permanent: not asked again.
   sampler.sample();
   EXPECT_EQ(nvml.at(0).asked[NvmlCall::retired_pages_pending], 1);
+}
+
+constexpr std::uint64_t kSecond = 1'000'000;
+constexpr std::uint64_t kT0 = 1'795'804'127'000'000;
+
+// A sampler whose wall clock the test moves.
+struct ClockedSampler {
+  std::uint64_t now_us = kT0;
+  NvmlSampler sampler;
+  explicit ClockedSampler(NvmlApi &api)
+      : sampler(api,
+                NvmlSampler::Settings{std::chrono::milliseconds(2000), [this] { return now_us; }}) {
+  }
+};
+
+const ProcessId kTraced{100, 5555};
+
+TEST(NvmlSampler, ProcessUtilizationBecomesBusyTimeOfTracedProcesses) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100()};
+  // 300 is on the GPU but not traced.
+  nvml.at(0).utilization_samples = {{100, kT0 - 100'000, 50, 10}, {300, kT0 - 90'000, 100, 100}};
+  ClockedSampler clocked(nvml);
+  const ProcessGpuTime::Traced traced{{100, kTraced}};
+  auto snapshot = clocked.sampler.sample(traced);
+  ASSERT_EQ(snapshot.process_gpu_time.size(), 1u);
+  EXPECT_EQ(snapshot.process_gpu_time[0].process, kTraced);
+  EXPECT_EQ(snapshot.process_gpu_time[0].gpu, 0u);
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time[0].sm_busy_seconds, 1.0); // 50 % of a 2 s scan
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time[0].memory_busy_seconds, 0.2);
+  EXPECT_EQ(snapshot.process_utilization_up, true);
+
+  // Nothing new (NOT_FOUND): no news, no error; the next query starts at the newest stamp.
+  clocked.now_us += 2 * kSecond;
+  snapshot = clocked.sampler.sample(traced);
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time.at(0).sm_busy_seconds, 1.0);
+  EXPECT_EQ(snapshot.process_utilization_up, true);
+  EXPECT_EQ(nvml.at(0).last_seen_asked, (std::vector<std::uint64_t>{0, kT0 - 90'000}));
+
+  nvml.at(0).utilization_samples.push_back({100, kT0 + 3 * kSecond - 90'000, 25, 0});
+  clocked.now_us += 2 * kSecond;
+  snapshot = clocked.sampler.sample(traced);
+  EXPECT_DOUBLE_EQ(snapshot.process_gpu_time.at(0).sm_busy_seconds, 1.0 + 0.25 * 3);
+  EXPECT_EQ(errors(snapshot, "nvmlDeviceGetProcessUtilization"), 0u);
+
+  // The process exited: forgotten.
+  snapshot = clocked.sampler.sample({});
+  EXPECT_TRUE(snapshot.process_gpu_time.empty());
+}
+
+TEST(NvmlSampler, ProcessUtilizationNotSupportedLeavesTheCollectorOutAndIsAskedOnce) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100()};
+  nvml.at(0).status_of[NvmlCall::process_utilization] = NT_NVML_ERROR_NOT_SUPPORTED; // MIG
+  NvmlSampler sampler(nvml);
+  NvmlSnapshot snapshot;
+  for (int scan = 0; scan < 3; ++scan)
+    snapshot = sampler.sample({{100, kTraced}});
+  EXPECT_EQ(nvml.at(0).asked[NvmlCall::process_utilization], 1);
+  EXPECT_EQ(errors(snapshot, "nvmlDeviceGetProcessUtilization"), 1u);
+  EXPECT_EQ(snapshot.process_utilization_up, std::nullopt);
+  EXPECT_TRUE(snapshot.process_gpu_time.empty());
+}
+
+TEST(NvmlSampler, ProcessUtilizationFailingOnEveryGpuIsACollectorDown) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100(), h100()};
+  nvml.at(0).status_of[NvmlCall::process_utilization] = NT_NVML_ERROR_UNKNOWN;
+  nvml.at(1).status_of[NvmlCall::process_utilization] = NT_NVML_ERROR_NOT_SUPPORTED;
+  NvmlSampler sampler(nvml);
+  sampler.sample();
+  auto snapshot = sampler.sample();
+  EXPECT_EQ(snapshot.process_utilization_up, false);
+  EXPECT_EQ(errors(snapshot, "nvmlDeviceGetProcessUtilization"), 3u); // 2 + 1 NOT_SUPPORTED
+  nvml.at(0).status_of.clear();
+  snapshot = sampler.sample();
+  EXPECT_EQ(snapshot.process_utilization_up, true);
+}
+
+TEST(NvmlSampler, ProcessUtilizationIsUnknownUntilNvmlIsReady) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100()};
+  nvml.init_results = {NT_NVML_ERROR_DRIVER_NOT_LOADED};
+  NvmlSampler sampler(nvml);
+  EXPECT_EQ(sampler.sample().process_utilization_up, std::nullopt);
+  ScriptedNvml no_gpus;
+  NvmlSampler empty(no_gpus);
+  EXPECT_EQ(empty.sample().process_utilization_up, std::nullopt);
+}
+
+TEST(NvmlSampler, AccountingRecordsOfTracedProcessesWhereAccountingIsOn) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100(), h100()};
+  // GPU 0 lists 100 (traced) and 300 (not); 400 is traced and busy but has no record.
+  nvml.at(0).processes = {{100, 1000}, {300, 2000}};
+  nvml.at(0).utilization_samples = {{400, kT0 - 1000, 10, 10}};
+  nvml.at(0).accounting = true;
+  NvmlAccountingStats record;
+  record.gpu_percent = 63;
+  record.memory_percent = 21;
+  record.max_memory_bytes = 1u << 30;
+  nvml.at(0).accounting_records = {{100, record}, {300, record}};
+  nvml.at(1).processes = {{100, 1000}};
+  nvml.at(1).accounting_records = {{100, record}}; // accounting off on GPU 1
+  ClockedSampler clocked(nvml);
+  const ProcessGpuTime::Traced traced{{100, kTraced}, {400, ProcessId{400, 1}}};
+  const auto snapshot = clocked.sampler.sample(traced);
+
+  EXPECT_EQ(snapshot.devices[0].accounting_enabled, true);
+  EXPECT_EQ(snapshot.devices[1].accounting_enabled, false);
+  EXPECT_EQ(nvml.at(0).accounting_asked, (std::vector<std::uint32_t>{100, 400}));
+  EXPECT_TRUE(nvml.at(1).accounting_asked.empty());
+  ASSERT_EQ(snapshot.process_accounting.size(), 1u);
+  EXPECT_EQ(snapshot.process_accounting[0].process, kTraced);
+  EXPECT_EQ(snapshot.process_accounting[0].gpu, 0u);
+  EXPECT_EQ(snapshot.process_accounting[0].stats, record);
+  EXPECT_EQ(errors(snapshot, "nvmlDeviceGetAccountingStats"), 0u); // NOT_FOUND is no error
+}
+
+TEST(NvmlSampler, AccountingModeNotSupportedIsAskedOnce) {
+  ScriptedNvml nvml;
+  nvml.devices = {h100()};
+  nvml.at(0).status_of[NvmlCall::accounting_mode] = NT_NVML_ERROR_NOT_SUPPORTED;
+  NvmlSampler sampler(nvml);
+  sampler.sample({{100, kTraced}});
+  const auto snapshot = sampler.sample({{100, kTraced}});
+  EXPECT_EQ(nvml.at(0).asked[NvmlCall::accounting_mode], 1);
+  EXPECT_EQ(snapshot.devices[0].accounting_enabled, std::nullopt);
+  EXPECT_TRUE(nvml.at(0).accounting_asked.empty());
 }
 
 } // namespace
