@@ -42,34 +42,47 @@ std::optional<std::uint64_t> file_offset(Elf *elf, std::uint64_t address, std::u
   return std::nullopt;
 }
 
-} // namespace
+// An ELF file opened for reading, or why it could not be.
+struct OpenedElf {
+  UniqueFd fd;
+  std::unique_ptr<Elf, ElfCloser> elf;
+  std::uint64_t file_size = 0;
+  std::string error;
+};
 
-SymbolOffsets find_symbol_offsets(const std::string &path, const std::vector<std::string> &names) {
-  SymbolOffsets result;
-  std::set<std::string> wanted(names.begin(), names.end());
+OpenedElf open_elf(const std::string &path) {
+  OpenedElf opened;
   if (elf_version(EV_CURRENT) == EV_NONE) {
-    result.error = "libelf initialisation failed";
-    return result;
+    opened.error = "libelf initialisation failed";
+    return opened;
   }
   // O_NONBLOCK and a regular file only: the path comes from another user's process maps, and
   // a FIFO put there before this open would block the main loop for good.
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) {
-    result.error = "cannot open " + path + ": " + std::strerror(errno);
-    return result;
+  opened.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!opened.fd) {
+    opened.error = "cannot open " + path + ": " + std::strerror(errno);
+    return opened;
   }
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    result.error = path + " is not a regular file";
-    return result;
+  if (::fstat(opened.fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    opened.error = path + " is not a regular file";
+    return opened;
   }
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
-    result.error = path + " is not an ELF file";
-    return result;
+  opened.file_size = static_cast<std::uint64_t>(info.st_size);
+  opened.elf.reset(elf_begin(opened.fd.get(), ELF_C_READ_MMAP, nullptr));
+  if (!opened.elf || elf_kind(opened.elf.get()) != ELF_K_ELF) {
+    opened.elf.reset();
+    opened.error = path + " is not an ELF file";
   }
+  return opened;
+}
+
+// Calls `each(name, sym)` for the defined symbols of .dynsym, then of .symtab, whose name is
+// in `wanted`.
+template <typename Each>
+void for_each_wanted_symbol(Elf *elf, const std::set<std::string> &wanted, Each each) {
   for (const Elf64_Word section_type : {SHT_DYNSYM, SHT_SYMTAB}) {
-    for (Elf_Scn *scn = elf_nextscn(elf.get(), nullptr); scn; scn = elf_nextscn(elf.get(), scn)) {
+    for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != section_type || shdr.sh_entsize == 0)
         continue;
@@ -80,20 +93,76 @@ SymbolOffsets find_symbol_offsets(const std::string &path, const std::vector<std
       for (std::size_t i = 0; i < symbols; ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
-            GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0)
+            sym.st_value == 0)
           continue;
-        const char *name = elf_strptr(elf.get(), shdr.sh_link, sym.st_name);
-        if (!name || !wanted.contains(name) || result.found.contains(name))
-          continue;
-        if (const auto offset =
-                file_offset(elf.get(), sym.st_value, static_cast<std::uint64_t>(info.st_size)))
-          result.found.emplace(name, *offset);
+        const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+        if (name && wanted.contains(name))
+          each(std::string(name), sym);
       }
     }
   }
+}
+
+} // namespace
+
+SymbolOffsets find_symbol_offsets(const std::string &path, const std::vector<std::string> &names) {
+  SymbolOffsets result;
+  OpenedElf opened = open_elf(path);
+  if (!opened.elf) {
+    result.error = opened.error;
+    return result;
+  }
+  const std::set<std::string> wanted(names.begin(), names.end());
+  for_each_wanted_symbol(
+      opened.elf.get(), wanted, [&](const std::string &name, const GElf_Sym &sym) {
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || result.found.contains(name))
+          return;
+        if (const auto offset = file_offset(opened.elf.get(), sym.st_value, opened.file_size))
+          result.found.emplace(name, *offset);
+      });
   for (const auto &name : names)
     if (!result.found.contains(name))
       result.missing.push_back(name);
+  return result;
+}
+
+SymbolValues find_symbol_values(const std::string &path, const std::vector<std::string> &names) {
+  SymbolValues result;
+  OpenedElf opened = open_elf(path);
+  if (!opened.elf) {
+    result.error = opened.error;
+    return result;
+  }
+  std::size_t count = 0;
+  if (elf_getphdrnum(opened.elf.get(), &count) != 0) {
+    result.error = path + " has no program headers";
+    return result;
+  }
+  bool loadable = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Phdr phdr;
+    if (!gelf_getphdr(opened.elf.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
+      continue;
+    // Only a power-of-two alignment rounds; the loader maps whole pages either way.
+    const std::uint64_t align =
+        phdr.p_align > 1 && (phdr.p_align & (phdr.p_align - 1)) == 0 ? phdr.p_align : 1;
+    const std::uint64_t start = phdr.p_vaddr & ~(align - 1);
+    if (!loadable || start < result.first_load_address)
+      result.first_load_address = start;
+    loadable = true;
+  }
+  if (!loadable) {
+    result.error = path + " has no loadable segment";
+    return result;
+  }
+  const std::set<std::string> wanted(names.begin(), names.end());
+  for_each_wanted_symbol(
+      opened.elf.get(), wanted, [&](const std::string &name, const GElf_Sym &sym) {
+        const int type = GELF_ST_TYPE(sym.st_info);
+        if (type == STT_SECTION || type == STT_FILE || result.found.contains(name))
+          return;
+        result.found.emplace(name, SymbolValue{sym.st_value, sym.st_size});
+      });
   return result;
 }
 
