@@ -283,7 +283,12 @@ enum nt_python_thread_match {
  */
 struct nt_python_offsets {
 	nt_u64 runtime_address; /* &_PyRuntime in the process */
-	nt_u64 proc_start_ns;   /* group leader's start_boottime: a reused PID does not match */
+	/*
+	 * The group leader's start (start_ticks * ns_per_tick, as /proc/<pid>/stat gives it) or 0
+	 * for any: a reused PID does not match. Compared in ticks (start_boottime / ns_per_tick).
+	 */
+	nt_u64 proc_start_ns;
+	nt_u64 ns_per_tick;
 	nt_u32 version;         /* major << 8 | minor, for user space */
 	nt_u32 thread_match;    /* enum nt_python_thread_match */
 	nt_u32 runtime_interpreters_head; /* _PyRuntimeState.interpreters.head */

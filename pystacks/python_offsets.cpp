@@ -259,10 +259,11 @@ DebugOffsetsResult offsets_from_debug_offsets(std::span<const std::uint8_t> byte
 }
 
 nt_python_offsets to_abi_offsets(const PythonOffsets &offsets, std::uint64_t runtime_address,
-                                 std::uint64_t proc_start_ns) {
+                                 std::uint64_t start_ticks, std::uint64_t ns_per_tick) {
   nt_python_offsets abi{};
   abi.runtime_address = runtime_address;
-  abi.proc_start_ns = proc_start_ns;
+  abi.proc_start_ns = start_ticks * ns_per_tick;
+  abi.ns_per_tick = ns_per_tick;
   abi.version = static_cast<nt_u32>(offsets.version.major << 8 | offsets.version.minor);
   const bool native = offsets.thread_native_id != kNoField;
   abi.thread_match = native ? NT_PYTHON_MATCH_NATIVE_ID : NT_PYTHON_MATCH_PTHREAD;

@@ -80,8 +80,9 @@ struct DebugOffsetsResult {
 DebugOffsetsResult offsets_from_debug_offsets(std::span<const std::uint8_t> bytes);
 
 // The BPF side's copy (struct nt_python_offsets), for the process whose _PyRuntime is at
-// runtime_address.
+// runtime_address and that started start_ticks clock ticks after boot (0: any process of
+// that PID).
 nt_python_offsets to_abi_offsets(const PythonOffsets &offsets, std::uint64_t runtime_address,
-                                 std::uint64_t proc_start_ns);
+                                 std::uint64_t start_ticks, std::uint64_t ns_per_tick);
 
 } // namespace neutracer
