@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The calling thread's Python frames, walked in the kernel through the interpreter's own
- * structures (docs/python-frames.md): _PyRuntime -> the first interpreter -> its thread
+ * structures (docs/python-frames.md): _PyRuntime -> interpreters.head -> its thread
  * states, the one whose thread id is the caller's -> its current frame -> previous frames.
  * Each frame is recorded as (code object, instruction); user space turns those into file,
  * function and line (pystacks/python_frame_resolver.h).
@@ -72,7 +72,7 @@ static __always_inline __u64 python_wanted_thread_id(const struct nt_python_offs
 
 /*
  * The calling thread's PyThreadState: the cached one if its id still matches, else a walk of
- * the first interpreter's thread list (at most NT_PYTHON_THREADS_MAX states). Threads that
+ * the thread list of interpreters.head (at most NT_PYTHON_THREADS_MAX states). Threads that
  * released the GIL (waiting in a C call) are found all the same: the match is on their id.
  */
 static __always_inline __u64 python_thread_state(const struct nt_python_offsets *py,

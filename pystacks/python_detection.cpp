@@ -29,7 +29,7 @@ std::string symbol_error(const std::string &path) {
 // Thread states the layout check looks at.
 constexpr std::size_t kCheckedThreads = NT_PYTHON_THREADS_MAX;
 
-// Whether the offsets fit the live process: its first interpreter's thread states point back
+// Whether the offsets fit the live process: the thread states of interpreters.head point back
 // at it, at least one carries the TID of a live thread of the process (3.11+), and the code
 // object of each thread's innermost frame reads as one.
 PythonDetection check_layout(const ProcessMemory &memory, PythonProcess process,

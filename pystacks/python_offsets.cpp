@@ -6,8 +6,8 @@ namespace neutracer {
 namespace {
 
 // Each version's numbers were read from that version's own headers (offsetof over a release
-// build's structs), and are checked against the live interpreters in
-// tests/privileged/py_frames/ and tests/unit/python_walker_live_test.cpp.
+// build's structs), and are checked against live interpreters of each version by
+// tests/privileged/py_frames/python_frames_bpf_test.cpp.
 
 // 3.9: _PyRuntimeState (pycore_runtime.h), PyInterpreterState (pycore_interp.h), PyThreadState
 // (cpython/pystate.h), PyFrameObject (cpython/frameobject.h), PyCodeObject (cpython/code.h).

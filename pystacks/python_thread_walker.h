@@ -22,13 +22,13 @@ struct PythonThreadStack {
 };
 
 struct PythonThreads {
-  std::uint64_t interpreter = 0; // the main interpreter's PyInterpreterState
+  std::uint64_t interpreter = 0; // interpreters.head (the main one unless there are others)
   std::vector<PythonThreadStack> threads;
   bool truncated = false; // more than max_threads thread states
   std::string error;      // non-empty: the runtime or interpreter state could not be read
 };
 
-// The main interpreter's threads, in the order of its thread list (newest first).
+// The threads of interpreters.head, in the order of its thread list (newest first).
 PythonThreads walk_python_threads(const ProcessMemory &memory, const PythonProcess &process,
                                   std::size_t max_threads = NT_PYTHON_THREADS_MAX,
                                   std::size_t max_frames = NT_PYTHON_FRAMES_MAX);
