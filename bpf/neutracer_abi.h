@@ -267,6 +267,11 @@ enum nt_os_stat {
 #define NT_PYTHON_FRAMES_MAX 64
 /* Thread states a walk looks through for the calling thread. */
 #define NT_PYTHON_THREADS_MAX 128
+/*
+ * A frame's fields are read in one go: its first bytes, up to the last field the walk uses,
+ * which must end below this many bytes (pointer fields 8-aligned, f_lasti 4-aligned).
+ */
+#define NT_PYTHON_FRAME_WINDOW 128
 /* An offset the interpreter version does not have. */
 #define NT_PYTHON_NO_FIELD 0xffffffffu
 

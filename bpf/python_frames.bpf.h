@@ -107,8 +107,39 @@ static __always_inline __u64 python_thread_state(const struct nt_python_offsets 
 }
 
 /*
+ * How many of a frame's first bytes hold every field the walk reads; 0 when that is not below
+ * NT_PYTHON_FRAME_WINDOW (user space never writes such offsets).
+ */
+static __always_inline __u32 python_frame_window_size(const struct nt_python_offsets *py)
+{
+	__u32 size = py->frame_code + 8;
+
+	if (py->frame_previous + 8 > size)
+		size = py->frame_previous + 8;
+	if (py->frame_instr + py->frame_instr_size > size)
+		size = py->frame_instr + py->frame_instr_size;
+	if (py->frame_owner != NT_PYTHON_NO_FIELD && py->frame_owner + 1 > size)
+		size = py->frame_owner + 1;
+	return size < NT_PYTHON_FRAME_WINDOW ? size : 0;
+}
+
+/* Fields of a frame read into window: offsets masked into it (aligned as the ABI says). */
+static __always_inline __u64 python_window_u64(const __u8 *window, __u32 offset)
+{
+	return *(const __u64 *)(window + (offset & (NT_PYTHON_FRAME_WINDOW - 8)));
+}
+
+static __always_inline __u32 python_window_u32(const __u8 *window, __u32 offset)
+{
+	return *(const __u32 *)(window + (offset & (NT_PYTHON_FRAME_WINDOW - 4)));
+}
+
+/*
  * Walks the calling thread's frames into *stack, innermost first, and returns the depth.
  * stack->status tells why a stack is empty or short (enum nt_python_stack_status).
+ *
+ * One read per frame: its first bytes into a window on the BPF stack (128 bytes), from which
+ * code, instruction, previous frame and owner are taken.
  *
  * The depth lives in *stack, not in a register, on purpose: read back from memory it is an
  * unknown the verifier bounds with the mask, so the paths that kept a frame and those that
@@ -119,12 +150,19 @@ static __always_inline __u32 read_python_stack(struct nt_python_stack *stack)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 	__u32 failed = 0;
+	__u8 window[NT_PYTHON_FRAME_WINDOW] = {};
 
 	stack->depth = 0;
 	stack->status = 0;
 	struct nt_python_offsets *py = bpf_map_lookup_elem(&python_processes, &tgid);
 
 	if (!py || !python_same_process(py)) {
+		stack->status = NT_PYTHON_NOT_PYTHON;
+		return 0;
+	}
+	__u32 window_size = python_frame_window_size(py);
+
+	if (!window_size) {
 		stack->status = NT_PYTHON_NOT_PYTHON;
 		return 0;
 	}
@@ -149,24 +187,23 @@ static __always_inline __u32 read_python_stack(struct nt_python_stack *stack)
 			stack->status |= NT_PYTHON_TRUNCATED;
 			break;
 		}
-		__u8 owner = 0;
-
-		if (py->frame_owner != NT_PYTHON_NO_FIELD &&
-		    bpf_probe_read_user(&owner, sizeof(owner), (const void *)(frame + py->frame_owner)))
+		/* Below the window already; the mask is for the verifier. */
+		if (bpf_probe_read_user(window, window_size & (NT_PYTHON_FRAME_WINDOW - 1),
+					(const void *)frame)) {
 			failed = 1;
-		if (!failed && (py->frame_owner == NT_PYTHON_NO_FIELD || owner != py->frame_owner_skip)) {
+			break;
+		}
+		if (py->frame_owner == NT_PYTHON_NO_FIELD ||
+		    window[py->frame_owner & (NT_PYTHON_FRAME_WINDOW - 1)] != py->frame_owner_skip) {
 			struct nt_python_frame *out = &stack->frames[depth & (NT_PYTHON_FRAMES_MAX - 1)];
-			__u64 instr = 0;
 
-			/* f_lasti is an int: a 4-byte read keeps its neighbour out (little-endian). */
-			if (bpf_probe_read_user(&instr, py->frame_instr_size == 4 ? 4 : 8,
-						(const void *)(frame + py->frame_instr)))
-				failed = 1;
-			out->code = python_read_u64(frame + py->frame_code, &failed);
-			out->instr = instr;
+			out->code = python_window_u64(window, py->frame_code);
+			/* f_lasti is an int, sign-extended by user space. */
+			out->instr = py->frame_instr_size == 4 ? python_window_u32(window, py->frame_instr)
+							       : python_window_u64(window, py->frame_instr);
 			stack->depth = depth + 1;
 		}
-		frame = python_read_u64(frame + py->frame_previous, &failed);
+		frame = python_window_u64(window, py->frame_previous);
 	}
 	if (failed)
 		stack->status |= NT_PYTHON_READ_FAILED;

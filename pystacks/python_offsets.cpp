@@ -251,11 +251,29 @@ DebugOffsetsResult offsets_from_debug_offsets(std::span<const std::uint8_t> byte
     result.error = "debug offsets out of range";
     return result;
   }
+  if (!frame_fields_fit_window(o)) {
+    result.error = "frame fields beyond what the kernel walk reads";
+    return result;
+  }
   o.unicode_ascii_size = static_cast<std::uint32_t>(ascii_size);
   // PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+).
   o.unicode_compact_size = o.unicode_ascii_size + 16;
   result.offsets = o;
   return result;
+}
+
+bool frame_fields_fit_window(const PythonOffsets &offsets) {
+  constexpr std::uint32_t kWindow = NT_PYTHON_FRAME_WINDOW;
+  const auto pointer_fits = [&](std::uint32_t offset) {
+    return offset % 8 == 0 && offset + 8 < kWindow;
+  };
+  const bool instr_fits = offsets.instr_kind == InstructionKind::kPointer
+                              ? pointer_fits(offsets.frame_instr)
+                              : offsets.frame_instr % 4 == 0 && offsets.frame_instr + 4 < kWindow;
+  const bool owner_fits =
+      offsets.frame_owner_cstack == kNoField || offsets.frame_owner + 1 < kWindow;
+  return pointer_fits(offsets.frame_code) && pointer_fits(offsets.frame_previous) && instr_fits &&
+         owner_fits;
 }
 
 nt_python_offsets to_abi_offsets(const PythonOffsets &offsets, std::uint64_t runtime_address,

@@ -79,6 +79,10 @@ struct DebugOffsetsResult {
 };
 DebugOffsetsResult offsets_from_debug_offsets(std::span<const std::uint8_t> bytes);
 
+// Whether the frame fields sit where the kernel walk reads them: within the frame's first
+// NT_PYTHON_FRAME_WINDOW bytes, pointers 8-aligned, f_lasti 4-aligned.
+bool frame_fields_fit_window(const PythonOffsets &offsets);
+
 // The BPF side's copy (struct nt_python_offsets), for the process whose _PyRuntime is at
 // runtime_address and that started start_ticks clock ticks after boot (0: any process of
 // that PID).

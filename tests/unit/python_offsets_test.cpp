@@ -47,6 +47,16 @@ TEST(BuiltinOffsets, FieldsOfOneStructureDoNotOverlap) {
   }
 }
 
+TEST(BuiltinOffsets, FrameFieldsFitTheKernelWalksWindow) {
+  for (int minor = 9; minor <= 13; ++minor)
+    EXPECT_TRUE(frame_fields_fit_window(*builtin_offsets({3, minor}))) << minor;
+  auto moved = *builtin_offsets({3, 12});
+  moved.frame_instr = 60; // not 8-aligned
+  EXPECT_FALSE(frame_fields_fit_window(moved));
+  moved.frame_instr = 120; // ends at 128
+  EXPECT_FALSE(frame_fields_fit_window(moved));
+}
+
 TEST(BuiltinOffsets, EachVersionWalksItsOwnWay) {
   const auto v39 = *builtin_offsets({3, 9});
   const auto v310 = *builtin_offsets({3, 10});
@@ -171,6 +181,14 @@ TEST(DebugOffsets, BlocksThatAreNotWhatWeThinkAreRefused) {
   block = debug_block();
   std::memcpy(block.data() + 200, &outside, 8);
   refused(block, "an offset past its structure's size");
+  block = debug_block();
+  const std::uint64_t far_frame = 1000, unaligned = 60;
+  std::memcpy(block.data() + 224, &far_frame, 8); // interpreter_frame size
+  std::memcpy(block.data() + 248, &outside, 8);   // instr_ptr at 400
+  refused(block, "frame fields beyond the kernel walk's window");
+  block = debug_block();
+  std::memcpy(block.data() + 248, &unaligned, 8);
+  refused(block, "a frame pointer field not 8-aligned");
 }
 
 TEST(AbiOffsets, TheKernelSideGetsWhatItsWalkReads) {
