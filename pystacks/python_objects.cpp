@@ -69,7 +69,7 @@ std::optional<std::string> read_python_str(const ProcessMemory &memory,
   const std::uint64_t data =
       address + (ascii ? offsets.unicode_ascii_size : offsets.unicode_compact_size);
   std::vector<std::uint8_t> units(static_cast<std::size_t>(*length) * kind);
-  if (!memory.read(data, units))
+  if (!units.empty() && !memory.read(data, units))
     return std::nullopt;
   std::string out;
   out.reserve(units.size());
@@ -100,7 +100,7 @@ read_python_bytes(const ProcessMemory &memory, const PythonOffsets &offsets,
   if (!size || *size < 0 || *size > max_size)
     return std::nullopt;
   std::vector<std::uint8_t> data(static_cast<std::size_t>(*size));
-  if (!memory.read(address + offsets.bytes_data, data))
+  if (!data.empty() && !memory.read(address + offsets.bytes_data, data))
     return std::nullopt;
   return data;
 }

@@ -22,6 +22,8 @@ class ImageMemory final : public neutracer::ProcessMemory {
 public:
   explicit ImageMemory(std::span<const std::uint8_t> image) : image_(image) {}
   bool read(std::uint64_t address, std::span<std::uint8_t> buffer) const override {
+    if (buffer.empty())
+      return true;
     if (address < kBase || address - kBase > image_.size() ||
         buffer.size() > image_.size() - (address - kBase))
       return false;

@@ -16,6 +16,8 @@ class FakeProcessMemory final : public ProcessMemory {
 public:
   bool read(std::uint64_t address, std::span<std::uint8_t> buffer) const override {
     ++reads_;
+    if (buffer.empty())
+      return true;
     auto region = regions_.upper_bound(address);
     if (region == regions_.begin())
       return false;

@@ -85,6 +85,21 @@ TEST_P(PythonObjects, CodeObjectsGiveFileNameAndLineTable) {
   EXPECT_EQ(code->line_table, (std::vector<std::uint8_t>{0x80, 0x00}));
 }
 
+// The shape of the first python_frames_fuzzer finding: empty strings and an empty table are
+// read without reading zero bytes of memory.
+TEST_P(PythonObjects, EmptyNamesAndTablesAreRead) {
+  const auto address = python.code("", "", 3, {});
+  const auto reads_before = python.memory.reads();
+  const auto code = read_python_code(python.memory, python.offsets, python.types, address);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(code->filename, "");
+  EXPECT_EQ(code->name, "");
+  EXPECT_TRUE(code->line_table.empty());
+  // Header, then type/length/state of each object, and nothing for their empty contents.
+  const auto reads = python.memory.reads() - reads_before;
+  EXPECT_EQ(reads, 1u + 3u + 3u + 2u);
+}
+
 TEST_P(PythonObjects, GarbageCodeObjectsAreUnreadable) {
   const auto &o = python.offsets;
   const auto read = [&](std::uint64_t address) {
