@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -190,6 +191,12 @@ TEST(DebugOffsets, BlocksThatAreNotWhatWeThinkAreRefused) {
   std::memcpy(block.data() + 248, &unaligned, 8);
   refused(block, "a frame pointer field not 8-aligned");
 }
+
+// The ABI's layout, as the BPF side writes it (fixed-width fields, no hidden padding).
+static_assert(sizeof(nt_python_frame) == 16);
+static_assert(sizeof(nt_python_stack) == 8 + 16 * NT_PYTHON_FRAMES_MAX);
+static_assert(sizeof(nt_python_offsets) == 3 * 8 + 14 * 4);
+static_assert(offsetof(nt_python_offsets, version) == 24);
 
 TEST(AbiOffsets, TheKernelSideGetsWhatItsWalkReads) {
   const auto v39 = to_abi_offsets(*builtin_offsets({3, 9}), 0x7f00, 123, 10'000'000);
