@@ -261,4 +261,75 @@ enum nt_os_stat {
 	NT_OS_STAT_MAX,
 };
 
+/* ==== Python frames (pystacks/, bpf/python_frames.bpf.h) ==== */
+
+/* Frames a walk records, innermost first; deeper stacks are truncated (NT_PYTHON_TRUNCATED). */
+#define NT_PYTHON_FRAMES_MAX 64
+/* Thread states a walk looks through for the calling thread. */
+#define NT_PYTHON_THREADS_MAX 128
+/*
+ * A frame's fields are read in one go: its first bytes, up to the last field the walk uses,
+ * which must end below this many bytes (pointer fields 8-aligned, f_lasti 4-aligned).
+ */
+#define NT_PYTHON_FRAME_WINDOW 128
+/* An offset the interpreter version does not have. */
+#define NT_PYTHON_NO_FIELD 0xffffffffu
+
+/* How a PyThreadState is matched to the calling thread. */
+enum nt_python_thread_match {
+	NT_PYTHON_MATCH_NATIVE_ID = 1, /* 3.11+: native_thread_id == the thread's TID */
+	NT_PYTHON_MATCH_PTHREAD = 2,   /* 3.9, 3.10: thread_id (pthread_self()) == the fs base */
+};
+
+/*
+ * One Python process (key: tgid), filled by user space (pystacks/python_offsets.h,
+ * to_abi_offsets): where _PyRuntime is and the offsets of what a frame walk reads, for the
+ * process's CPython version. Offsets are in bytes from the start of each structure.
+ */
+struct nt_python_offsets {
+	nt_u64 runtime_address; /* &_PyRuntime in the process */
+	/*
+	 * The group leader's start (start_ticks * ns_per_tick, as /proc/<pid>/stat gives it) or 0
+	 * for any: a reused PID does not match. Compared in ticks (start_boottime / ns_per_tick).
+	 */
+	nt_u64 proc_start_ns;
+	nt_u64 ns_per_tick;
+	nt_u32 version;         /* major << 8 | minor, for user space */
+	nt_u32 thread_match;    /* enum nt_python_thread_match */
+	nt_u32 runtime_interpreters_head; /* _PyRuntimeState.interpreters.head */
+	nt_u32 interp_threads_head;       /* PyInterpreterState tstate_head / threads.head */
+	nt_u32 thread_next;               /* PyThreadState.next */
+	nt_u32 thread_id;                 /* PyThreadState.thread_id or .native_thread_id */
+	nt_u32 thread_frame;  /* PyThreadState .frame (3.9, 3.10), .cframe, .current_frame (3.13) */
+	nt_u32 cframe_current_frame; /* _PyCFrame.current_frame (3.11, 3.12), else NO_FIELD */
+	nt_u32 frame_previous;       /* f_back / previous */
+	nt_u32 frame_code;           /* f_code / f_executable */
+	nt_u32 frame_instr;          /* f_lasti (int) / prev_instr / instr_ptr (pointers) */
+	nt_u32 frame_instr_size;     /* 4 for f_lasti, 8 for a pointer */
+	nt_u32 frame_owner;          /* _PyInterpreterFrame.owner (3.12+), else NO_FIELD */
+	nt_u32 frame_owner_skip;     /* owner value of frames that are not Python's (CSTACK) */
+};
+
+/* One frame: the code object and where it is (f_lasti, or the instruction pointer). */
+struct nt_python_frame {
+	nt_u64 code;
+	nt_u64 instr;
+};
+
+enum nt_python_stack_status {
+	NT_PYTHON_TRUNCATED = 1,        /* more frames than NT_PYTHON_FRAMES_MAX */
+	NT_PYTHON_NO_THREAD_STATE = 2,  /* no PyThreadState of this thread (not Python's) */
+	NT_PYTHON_READ_FAILED = 4,      /* the process's memory could not be read (paged out) */
+	NT_PYTHON_NOT_PYTHON = 8,       /* no offsets for this process */
+};
+
+/* A thread's Python stack: depth frames, innermost first. */
+struct nt_python_stack {
+	nt_u32 depth;
+	nt_u32 status; /* enum nt_python_stack_status bits */
+	struct nt_python_frame frames[NT_PYTHON_FRAMES_MAX];
+};
+
+/* ==== end of Python frames ==== */
+
 #endif /* NEUTRACER_ABI_H */

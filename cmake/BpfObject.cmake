@@ -23,9 +23,10 @@ function(bpf_vmlinux_header)
     VERBATIM)
 endfunction()
 
-# bpf_skeleton(NAME SOURCE [DEPENDS headers...]) -> ${NEUTRACER_BPF_INCLUDE_DIR}/NAME.skel.h
+# bpf_skeleton(NAME SOURCE [TEST] [DEPENDS headers...]) -> ${NEUTRACER_BPF_INCLUDE_DIR}/NAME.skel.h
+# TEST: a program only tests load (listed in NEUTRACER_TEST_SKELETONS, not the daemon's).
 function(bpf_skeleton name source)
-  cmake_parse_arguments(ARG "" "" "DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "TEST" "" "DEPENDS" ${ARGN})
   set(object ${NEUTRACER_BPF_INCLUDE_DIR}/${name}.bpf.o)
   set(skeleton ${NEUTRACER_BPF_INCLUDE_DIR}/${name}.skel.h)
   add_custom_command(
@@ -45,5 +46,9 @@ function(bpf_skeleton name source)
     DEPENDS ${object}
     COMMENT "Generating BPF skeleton ${name}.skel.h"
     VERBATIM)
-  set_property(GLOBAL APPEND PROPERTY NEUTRACER_SKELETONS ${skeleton})
+  if(ARG_TEST)
+    set_property(GLOBAL APPEND PROPERTY NEUTRACER_TEST_SKELETONS ${skeleton})
+  else()
+    set_property(GLOBAL APPEND PROPERTY NEUTRACER_SKELETONS ${skeleton})
+  endif()
 endfunction()

@@ -41,10 +41,16 @@ int ProcFs::open_file(int pid, std::string_view file) const {
   return fd;
 }
 
-std::vector<int> ProcFs::list_pids() const {
+std::vector<int> ProcFs::list_pids() const { return numeric_entries(root_); }
+
+std::vector<int> ProcFs::list_thread_ids(int pid) const {
+  return numeric_entries(root_ / std::to_string(pid) / "task");
+}
+
+std::vector<int> ProcFs::numeric_entries(const std::filesystem::path &directory) const {
   std::vector<int> pids;
   std::error_code ec;
-  std::filesystem::directory_iterator it(root_, ec);
+  std::filesystem::directory_iterator it(directory, ec);
   if (ec)
     note_failure(ec.value());
   for (std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {

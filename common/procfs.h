@@ -23,6 +23,9 @@ public:
   // process.
   std::vector<int> list_pids() const;
 
+  // The process's thread ids (/proc/<pid>/task); empty when it is gone.
+  std::vector<int> list_thread_ids(int pid) const;
+
   // Whole file (bounded by max_bytes); nullopt when the process vanished or hides it.
   std::optional<std::string> read(int pid, std::string_view file,
                                   std::size_t max_bytes = 1 << 20) const;
@@ -45,6 +48,7 @@ public:
   std::uint64_t fd_limit_failures() const { return fd_limit_failures_.load(); }
 
 private:
+  std::vector<int> numeric_entries(const std::filesystem::path &directory) const;
   // Opens `<root>/<pid>/<file>`; -1 on failure, counted when descriptors ran out.
   int open_file(int pid, std::string_view file) const;
   void note_failure(int error) const;

@@ -41,6 +41,10 @@ declare -A max_len=(
   [elf_symbols]=8192 [visible_gpus]=2048 [kubernetes_log_names]=512
   # /dev/kmsg records are at most about 8 KiB with their dictionary.
   [kmsg_xid]=8192
+  # A CPython line table of a few hundred instructions, with the 13-byte header.
+  [python_line_table]=4096
+  # A Python process's memory around _PyRuntime: one thread, a few frames and code objects.
+  [python_frames]=8192
 )
 
 if [ $# -gt 0 ]; then

@@ -1,4 +1,5 @@
-#include "cuda/elf_symbols.h"
+#include "common/elf_symbols.h"
+#include "common/proc_parsers.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +127,41 @@ TEST(ElfSymbols, OffsetsMatchTheDynamicLoader) {
     ASSERT_TRUE(loaded.has_value()) << symbol << ": " << ::dlerror();
     EXPECT_EQ(result.found.at(symbol), *loaded) << symbol;
   }
+}
+
+// A data symbol of this very executable (in .symtab: it is not exported), which
+// find_symbol_values must place where the loader put it: load bias + st_value.
+extern "C" {
+extern const int neutracer_elf_values_probe;
+const int neutracer_elf_values_probe = 42;
+}
+
+TEST(ElfSymbolValues, DataSymbolsLandWhereTheLoaderPutThem) {
+  const auto self = fs::read_symlink("/proc/self/exe");
+  const auto result = find_symbol_values(self.string(), {"neutracer_elf_values_probe", "nope"});
+  ASSERT_TRUE(result.error.empty()) << result.error;
+  ASSERT_EQ(result.found.size(), 1u);
+  EXPECT_EQ(result.found.at("neutracer_elf_values_probe").size, sizeof(int));
+  // The load bias: the start of this file's mapping of offset 0, minus its first PT_LOAD.
+  std::ifstream maps("/proc/self/maps");
+  std::uint64_t load_start = 0;
+  for (std::string line; std::getline(maps, line);) {
+    const auto entry = parse_maps_line(line);
+    if (entry && entry->offset == 0 && entry->path == self.string()) {
+      load_start = entry->start;
+      break;
+    }
+  }
+  ASSERT_NE(load_start, 0u);
+  const std::uint64_t address =
+      load_start - result.first_load_address + result.found.at("neutracer_elf_values_probe").value;
+  EXPECT_EQ(address, reinterpret_cast<std::uint64_t>(&neutracer_elf_values_probe));
+}
+
+TEST(ElfSymbolValues, ErrorsAsForOffsets) {
+  EXPECT_FALSE(find_symbol_values("/nonexistent/libpython3.11.so", {"_PyRuntime"}).error.empty());
+  const TempFile text("not an ELF file");
+  EXPECT_FALSE(find_symbol_values(text.path().string(), {"_PyRuntime"}).error.empty());
 }
 
 TEST(ElfSymbols, ReportsMissingNames) {

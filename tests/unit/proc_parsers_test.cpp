@@ -37,6 +37,15 @@ TEST(ParseMapsLine, AddressRangeIsParsed) {
   EXPECT_EQ(low->end, 0x401000u);
 }
 
+TEST(ParseMapsLine, FileOffsetIsHex) {
+  const auto entry = parse_maps_line(
+      "7f3a1c000000-7f3a1c200000 r--p 0001c000 fd:01 99 /usr/lib/libpython3.11.so.1.0");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->offset, 0x1c000u);
+  EXPECT_FALSE(parse_maps_line("7f3a1c000000-7f3a1c200000 r--p 0001g000 fd:01 99 /x/libpython3.so")
+                   .has_value());
+}
+
 TEST(ParseMapsLine, MalformedAddressRangeIsRejected) {
   for (const char *line :
        {"7f3a1c000000 r-xp 00000000 fd:01 99 /usr/lib/libcuda.so.1",
