@@ -84,9 +84,14 @@ void LeakDetector::track_sizes(const MemoryChange &change) {
   // Keep the fast windows being judged, plus the current one.
   const std::uint64_t span = window_ns(settings_.fast_window_seconds) *
                              static_cast<std::uint64_t>(fast_->windows() + 1);
-  while (!recent_.empty() && (recent_.size() > kMaxRecentAllocations ||
-                              recent_.front().time_ns + span < change.time_ns))
-    recent_.pop_front();
+  while (recent_begin_ < recent_.size() &&
+         (recent_.size() - recent_begin_ > kMaxRecentAllocations ||
+          recent_[recent_begin_].time_ns + span < change.time_ns))
+    ++recent_begin_;
+  if (recent_begin_ > 0 && recent_begin_ * 2 >= recent_.size()) {
+    recent_.erase(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(recent_begin_));
+    recent_begin_ = 0;
+  }
 }
 
 void LeakDetector::track_samples(const MemoryChange &change) {
@@ -173,8 +178,8 @@ bool LeakDetector::fast_trend(const std::vector<std::uint64_t> &minimums,
   const std::uint64_t end = now_ns / length * length;
   const std::uint64_t begin = end - std::min<std::uint64_t>(end, length * minimums.size());
   double allocated = 0, repeated = 0;
-  for (const auto &allocation : recent_)
-    if (allocation.time_ns >= begin && allocation.time_ns < end) {
+  for (std::size_t i = recent_begin_; i < recent_.size(); ++i)
+    if (const auto &allocation = recent_[i]; allocation.time_ns >= begin && allocation.time_ns < end) {
       allocated += static_cast<double>(allocation.bytes);
       if (allocation.repeated)
         repeated += static_cast<double>(allocation.bytes);

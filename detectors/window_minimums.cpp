@@ -27,8 +27,9 @@ void WindowMinimums::advance_to(std::uint64_t index) {
   std::vector<Window> closing;
   append_closed(closing, *current_, index);
   closed_.insert(closed_.end(), closing.begin(), closing.end());
-  while (closed_.size() > windows_)
-    closed_.pop_front();
+  if (closed_.size() > windows_)
+    closed_.erase(closed_.begin(),
+                  closed_.begin() + static_cast<std::ptrdiff_t>(closed_.size() - windows_));
   // The level carried into the window is part of its minimum.
   current_ = Window{index, level_};
 }
