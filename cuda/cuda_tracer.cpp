@@ -12,9 +12,9 @@
 
 #include "common/bpf_errors.h"
 #include "common/bpf_skeleton.h"
+#include "common/elf_symbols.h"
 #include "common/open_file_limit.h"
 #include "cuda/cuda_api_table.h"
-#include "cuda/elf_symbols.h"
 #include "cuda/trap_calibration.h"
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"

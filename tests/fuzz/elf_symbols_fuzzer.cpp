@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/elf_symbols.h"
+#include "common/elf_symbols.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using neutracer::fuzz::require;

@@ -1,4 +1,4 @@
-#include "cuda/elf_symbols.h"
+#include "common/elf_symbols.h"
 
 #include <gtest/gtest.h>
 
