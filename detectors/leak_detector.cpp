@@ -108,6 +108,14 @@ void LeakDetector::forget_sample(std::uint64_t address) {
   sample_of_address_.erase(it);
 }
 
+std::vector<std::uint64_t> LeakDetector::unfreed_sample_addresses() const {
+  std::vector<std::uint64_t> addresses;
+  addresses.reserve(address_of_sample_.size());
+  for (const auto &[sample, address] : address_of_sample_)
+    addresses.push_back(address);
+  return addresses;
+}
+
 std::vector<LeakDetector::Window> LeakDetector::last_complete_windows(std::uint64_t now_ns) const {
   std::vector<Window> result(closed_.begin(), closed_.end());
   const std::uint64_t now_index = now_ns / window_ns_;

@@ -136,7 +136,15 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
       {{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
   map_errors.samples.push_back(
       {{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
+  map_errors.samples.push_back(
+      {{{"map", "launch_stacks"}}, static_cast<double>(health.launch_stacks_full)});
   out.push_back(std::move(map_errors));
+  counter("neutracer_stacks_lost_total",
+          "Call stacks the kernel did not store (another stack held their slot of the stack "
+          "map); their calls count at a no_stack site.",
+          static_cast<double>(health.stacks_lost));
+  gauge("neutracer_call_sites", "Call sites kept, over all processes (stacks.max_sites bounds it).",
+        static_cast<double>(health.call_sites));
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
         static_cast<double>(health.unreadable_processes));

@@ -212,7 +212,13 @@ TEST(ParseConfigYaml, ShippedConfigFileIsExactlyTheDefaults) {
                           "alerts:",
                           "cooldown:",
                           "max_per_minute:",
-                          "journal:"})
+                          "journal:",
+                          "stacks:",
+                          "max_depth:",
+                          "launch_sample_every:",
+                          "max_sites_per_process:",
+                          "max_sites:",
+                          "map_entries:"})
     EXPECT_CONTAINS(text.str(), key);
 }
 
@@ -594,6 +600,45 @@ TEST(ParseConfigYamlErrors, LaunchCountingValuesAreChecked) {
                   "rule 1: match must not be empty");
   EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: x, counting: off, y: 1}\n"),
                   "rule 1: expected exactly the keys match and counting");
+}
+
+} // namespace
+} // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+TEST(ParseConfigYaml, ReadsStacksKeys) {
+  const auto config = parse_ok("stacks:\n"
+                               "  enabled: false\n"
+                               "  max_depth: 32\n"
+                               "  launch_sample_every: 0\n"
+                               "  max_sites_per_process: 10\n"
+                               "  max_sites: 100\n"
+                               "  map_entries: 1024\n");
+  EXPECT_FALSE(config.stacks.enabled);
+  EXPECT_EQ(config.stacks.max_depth, 32u);
+  EXPECT_EQ(config.stacks.launch_sample_every, 0u);
+  EXPECT_EQ(config.stacks.max_sites_per_process, 10u);
+  EXPECT_EQ(config.stacks.max_sites, 100u);
+  EXPECT_EQ(config.stacks.map_entries, 1024u);
+  EXPECT_TRUE(Config{}.stacks.enabled);
+  EXPECT_EQ(Config{}.stacks.launch_sample_every, 1000u);
+}
+
+TEST(ParseConfigYamlErrors, StacksValuesAreChecked) {
+  EXPECT_CONTAINS(parse_error("stacks: {max_depth: 128}\n"),
+                  "stacks.max_depth: invalid value '128': must be between 1 and 127");
+  EXPECT_CONTAINS(parse_error("stacks: {max_depth: 0}\n"), "must be between 1 and 127");
+  EXPECT_CONTAINS(parse_error("stacks: {launch_sample_every: 2000000000}\n"),
+                  "must be between 1 and 1073741824 (or 0 for no launch sites)");
+  EXPECT_CONTAINS(parse_error("stacks: {map_entries: 10}\n"),
+                  "stacks.map_entries: invalid value '10': must be between 64 and 1048576");
+  EXPECT_CONTAINS(parse_error("stacks: {enabled: sometimes}\n"), "expected true or false");
+  EXPECT_CONTAINS(parse_error("stacks: {max_sites_per_process: 500, max_sites: 100}\n"),
+                  "stacks.max_sites: invalid value '100': must be at least "
+                  "stacks.max_sites_per_process (500)");
+  EXPECT_CONTAINS(parse_error("stacks: {depth: 3}\n"), "unknown key 'stacks.depth'");
 }
 
 } // namespace

@@ -63,8 +63,28 @@ public:
   void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
   void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
   void drop_sampled_calls(std::uint32_t) override {}
+  std::uint32_t stack_depth() const override { return depth; }
+  std::optional<std::vector<std::uint64_t>> read_stack(std::int32_t id) const override {
+    const auto it = stacks.find(id);
+    return it == stacks.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::vector<std::int32_t> stack_ids() const override {
+    std::vector<std::int32_t> ids;
+    for (const auto &[id, frames] : stacks)
+      ids.push_back(id);
+    return ids;
+  }
+  void delete_stacks(const std::vector<std::int32_t> &ids) override {
+    for (const auto id : ids)
+      stacks.erase(id);
+  }
+  std::vector<LaunchStackCount> read_launch_stacks() const override { return launch_stacks; }
+  void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
 
   bool per_process = false;
+  std::uint32_t depth = 0; // stacks off unless a test sets it
+  std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
+  std::vector<LaunchStackCount> launch_stacks;
   int attach_calls = 0;
   std::vector<LaunchCount> launches;
   std::vector<nt_call_event> events; // delivered at the next poll
