@@ -219,13 +219,21 @@ void DaemonLoop::record_sites(const std::vector<InflightCall> &inflight) {
   sites_->set_launch_stacks(launch_stacks_, process_of);
 }
 
-// Which live blocks the leak detector sampled: read only where it sampled any.
+// Which live blocks the leak detector sampled: read only where its samples changed (a sample's
+// site is fixed while the block lives, so the same samples count the same).
 void DaemonLoop::record_leak_samples() {
   if (!sites_)
     return;
-  for (const auto &[id, findings] : detectors_.findings())
-    if (findings.leak.sampled > 0)
-      sites_->set_leak_samples(id, detectors_.leak_sample_addresses(id));
+  std::erase_if(leak_samples_seen_,
+                [&](const auto &entry) { return !detectors_.findings().contains(entry.first); });
+  for (const auto &[id, findings] : detectors_.findings()) {
+    const std::pair counts{findings.leak.sampled, findings.leak.unfreed};
+    auto [seen, added] = leak_samples_seen_.try_emplace(id, counts);
+    if (!added && seen->second == counts)
+      continue;
+    seen->second = counts;
+    sites_->set_leak_samples(id, detectors_.leak_sample_addresses(id));
+  }
 }
 
 std::optional<NoticeSite> DaemonLoop::notice_site_of(const ProcessId &id, AlertKind kind,

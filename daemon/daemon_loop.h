@@ -122,6 +122,8 @@ private:
   // Call sites (stacks.enabled): absent when stacks are off.
   std::optional<SiteRecorder> sites_;
   std::vector<LaunchStackCount> launch_stacks_; // this scan's read
+  // (sampled, unfreed) of each process's leak samples when last given to sites_.
+  std::map<ProcessId, std::pair<std::uint64_t, std::uint64_t>> leak_samples_seen_;
 };
 
 } // namespace neutracer

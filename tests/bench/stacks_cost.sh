@@ -38,16 +38,30 @@ stacks: {enabled: true, launch_sample_every: 1000}" > "$work/on.yaml"
 scrape() { curl -s "127.0.0.1:$PORT/metrics"; }
 now_ns() { date +%s%N; }
 
-# run_cnt and run_time_ns of the daemon's program NAME, as "count ns".
+# run_cnt and run_time_ns of the daemon's program NAME, as "count ns": from the fdinfo of the
+# daemon's own program descriptors, so other daemons' programs of the same name do not count.
 prog_stats() { # NAME
-  bpftool prog show --json | python3 -c '
-import json, sys
-name, pid = sys.argv[1], int(sys.argv[2])
-count = time = 0
-for prog in json.load(sys.stdin):
-    if prog.get("name") == name and any(p.get("pid") == pid for p in prog.get("pids", [])):
-        count += prog.get("run_cnt", 0); time += prog.get("run_time_ns", 0)
-print(count, time)' "$1" "$daemon_pid"
+  python3 - "$1" "$daemon_pid" <<'PY'
+import os, re, subprocess, sys
+name, pid = sys.argv[1], sys.argv[2]
+seen, count, time = set(), 0, 0
+for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+    try:
+        info = open(f"/proc/{pid}/fdinfo/{fd}").read()
+    except OSError:
+        continue
+    found = re.search(r"^prog_id:\s+(\d+)", info, re.M)
+    if not found or found.group(1) in seen:
+        continue
+    seen.add(found.group(1))
+    shown = subprocess.run(["bpftool", "prog", "show", "id", found.group(1)],
+                           capture_output=True, text=True).stdout
+    if f" name {name} " not in shown.splitlines()[0] + " ":
+        continue
+    count += int(re.search(r"^run_cnt:\s+(\d+)", info, re.M).group(1))
+    time += int(re.search(r"^run_time_ns:\s+(\d+)", info, re.M).group(1))
+print(count, time)
+PY
 }
 
 # Times STEPS of one program run from `ready` to its wait step; prints ns.

@@ -628,16 +628,21 @@ TEST(ParseConfigYaml, ReadsStacksKeys) {
 
 TEST(ParseConfigYamlErrors, StacksValuesAreChecked) {
   EXPECT_CONTAINS(parse_error("stacks: {max_depth: 128}\n"),
-                  "stacks.max_depth: invalid value '128': must be between 1 and 127");
+                  "stacks.max_depth: invalid value 128: must be between 1 and 127");
   EXPECT_CONTAINS(parse_error("stacks: {max_depth: 0}\n"), "must be between 1 and 127");
   EXPECT_CONTAINS(parse_error("stacks: {launch_sample_every: 2000000000}\n"),
                   "must be between 1 and 1073741824 (or 0 for no launch sites)");
   EXPECT_CONTAINS(parse_error("stacks: {map_entries: 10}\n"),
-                  "stacks.map_entries: invalid value '10': must be between 64 and 1048576");
+                  "stacks.map_entries: invalid value 10: must be between 64 and 1048576");
   EXPECT_CONTAINS(parse_error("stacks: {enabled: sometimes}\n"), "expected true or false");
-  EXPECT_CONTAINS(parse_error("stacks: {max_sites_per_process: 500, max_sites: 100}\n"),
-                  "stacks.max_sites: invalid value '100': must be at least "
-                  "stacks.max_sites_per_process (500)");
+  Config config;
+  config.stacks.max_sites_per_process = 500;
+  config.stacks.max_sites = 100;
+  EXPECT_CONTAINS(validate_error(config), "stacks.max_sites: invalid value '100': must be at least "
+                                          "stacks.max_sites_per_process (500)");
+  config.stacks.max_sites = 500;
+  config.stacks.max_depth = 0;
+  EXPECT_CONTAINS(validate_error(config), "stacks.max_depth");
   EXPECT_CONTAINS(parse_error("stacks: {depth: 3}\n"), "unknown key 'stacks.depth'");
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -294,6 +295,68 @@ TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_scan_errors_total", {{"reason", "fd_limit"}}),
             12);
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
+}
+
+} // namespace
+} // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+class RecordingJournal : public JournalWriter {
+public:
+  bool write(const JournalEntry &entry) override {
+    entries.push_back(entry);
+    return true;
+  }
+  std::vector<JournalEntry> entries;
+};
+
+TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.depth = 8;
+  tracing_.stacks[3] = {0x1234, 0x5678};
+  auto kept = test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000});
+  kept.stack_id = 3;
+  auto failed = test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1ull << 40}, {}, 2);
+  failed.stack_id = 3;
+  tracing_.events = {kept, failed};
+  RecordingJournal journal;
+  Config c = config("exact");
+  c.alerts.journal = true;
+  DaemonLoop loop(c, tracing_, publisher_, notifier_, &journal, nullptr);
+  loop.scan_once();
+
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(snapshot->stacks.max_depth, 8u);
+  const ProcessId id{100, kStartTicksOf100};
+  ASSERT_TRUE(snapshot->sites->contains(id));
+  const auto &sites = snapshot->sites->at(id)->sites;
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].counts.live_bytes, 1u << 20);
+  EXPECT_EQ(sites[0].counts.failed_allocations, 1u);
+  // The fixture's process has no such code mapped: bare addresses, said to be so.
+  ASSERT_TRUE(sites[0].stack);
+  EXPECT_EQ(sites[0].stack->frames.at(0).address, 0x1234u);
+  EXPECT_EQ(sample(*snapshot, "neutracer_call_sites", {}), 1);
+  // The OOM's journal entry names where it came from.
+  const auto oom = std::find_if(journal.entries.begin(), journal.entries.end(), [](const auto &e) {
+    return e.message_id == "300aaf922eb2453baeec2d829451f171";
+  });
+  ASSERT_NE(oom, journal.entries.end());
+  std::map<std::string, std::string> fields(oom->fields.begin(), oom->fields.end());
+  EXPECT_EQ(fields.at("TARGET_CODE_LOCATION"), "0x1234");
+  EXPECT_NE(oom->message.find(" at 0x1234"), std::string::npos) << oom->message;
+}
+
+TEST_F(DaemonLoopTest, StacksOffInTheConfigRecordNoSites) {
+  tracing_.depth = 8;
+  Config c = config("exact");
+  c.stacks.enabled = false;
+  DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  EXPECT_TRUE(publisher_.latest()->sites->empty());
+  EXPECT_FALSE(publisher_.latest()->stacks.enabled);
 }
 
 } // namespace

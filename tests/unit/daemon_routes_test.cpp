@@ -67,7 +67,7 @@ TEST_F(DaemonRoutesTest, IndexLinksEveryPage) {
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.content_type, "text/html; charset=utf-8");
   for (const char *path : {"/metrics", "/api/v1/kernels", "/api/v1/processes", "/api/v1/alerts",
-                           "/memory", "/healthz"})
+                           "/memory", "/flame", "/healthz"})
     EXPECT_NE(response.body.find("href=\"" + std::string(path) + "\""), std::string::npos) << path;
 }
 

@@ -96,7 +96,9 @@ TEST_F(SymbolizerTest, NamesReturnAddressesInALoadedLibrary) {
   EXPECT_EQ(stack.frames[1].function_offset, 9u);
   // The walk ended in the library, not at an entry function: frames are missing beyond it.
   EXPECT_EQ(stack.end, StackEnd::no_frame_pointer);
-  EXPECT_EQ(frame_text(inner).substr(0, 36), "fixture::work_item(int) (libneutrac");
+  EXPECT_TRUE(frame_text(inner).starts_with(
+      "fixture::work_item(int) (libneutracer_symbols_fixture.so+0x"))
+      << frame_text(inner);
   EXPECT_GE(symbolizer.stats().tables, 1u);
 }
 
