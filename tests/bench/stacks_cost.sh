@@ -122,6 +122,7 @@ for rep in $(seq "$REPS"); do
 done
 touch "$work/holder-stop"
 
+# Median (min-max): on a busy host the minimum is the least disturbed run.
 summary() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%d (%d-%d)", a[int((NR+1)/2)], a[1], a[NR]}'; }
 echo "machine: $(nproc) CPUs, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-52s %-20s %-20s\n' "measurement (median (range), $REPS runs)" "stacks off" "stacks on"
