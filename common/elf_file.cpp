@@ -152,7 +152,7 @@ std::string ElfFile::build_id() const {
         phdr.p_offset >= size_ || phdr.p_filesz > size_ - phdr.p_offset)
       continue;
     if (auto id = build_id_in_notes(elf_getdata_rawchunk(elf, static_cast<off_t>(phdr.p_offset),
-                                                          phdr.p_filesz, ELF_T_NHDR));
+                                                         phdr.p_filesz, ELF_T_NHDR));
         !id.empty())
       return id;
   }

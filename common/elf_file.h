@@ -30,9 +30,8 @@ public:
 
   // Calls `fn(name, address, size)` for each defined, non-zero function symbol of .dynsym, then
   // of .symtab (a symbol in both comes twice). `name` lives as long as this file.
-  void for_each_function(
-      const std::function<void(const char *name, std::uint64_t address, std::uint64_t size)> &fn)
-      const;
+  void for_each_function(const std::function<void(const char *name, std::uint64_t address,
+                                                  std::uint64_t size)> &fn) const;
 
   // A virtual address in an executable PT_LOAD segment -> its offset in the file, where it lies
   // in the segment's file bytes and inside the file; nullopt otherwise.

@@ -11,12 +11,13 @@ namespace neutracer {
 struct MapsEntry {
   std::uint64_t start = 0; // address range; names the mapping in /proc/<pid>/map_files
   std::uint64_t end = 0;
-  std::uint64_t offset = 0; // file offset of `start`
-  std::uint64_t dev = 0;    // makedev(major, minor) of the mapped file
+  std::uint64_t dev = 0; // makedev(major, minor) of the mapped file
   std::uint64_t inode = 0;
-  bool executable = false; // perms has x
   std::string path;     // as the process sees it (inside its mount namespace)
   bool deleted = false; // the file was replaced or removed after mapping
+
+  std::uint64_t offset = 0; // the file offset mapped at `start`
+  bool executable = false;  // its permissions include x
 };
 
 // Parses a maps line; nullopt for anonymous mappings and malformed lines.

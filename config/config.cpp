@@ -1004,10 +1004,9 @@ std::optional<ConfigError> validate_config(const Config &config) {
       if (auto problem = field.check(field.value))
         return ConfigError{invalid_value(field.key, std::to_string(field.value), *problem)};
     if (stacks.max_sites < stacks.max_sites_per_process)
-      return ConfigError{invalid_value(
-          "stacks.max_sites", std::to_string(stacks.max_sites),
-          "must be at least stacks.max_sites_per_process (" +
-              std::to_string(stacks.max_sites_per_process) + ")")};
+      return ConfigError{invalid_value("stacks.max_sites", std::to_string(stacks.max_sites),
+                                       "must be at least stacks.max_sites_per_process (" +
+                                           std::to_string(stacks.max_sites_per_process) + ")")};
     return std::nullopt;
   } catch (const std::exception &e) {
     return ConfigError{std::string("configuration check failed: ") + e.what()};

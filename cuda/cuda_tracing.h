@@ -32,8 +32,8 @@ struct TracerStats {
   std::uint64_t launch_map_full = 0;
   std::uint64_t inflight_map_full = 0;
   std::uint64_t return_without_entry = 0;
-  std::uint64_t stacks_lost = 0;         // stacks not stored (id bucket taken, no walk)
-  std::uint64_t launch_stacks_full = 0;  // sampled launch stacks not counted: map full
+  std::uint64_t stacks_lost = 0;        // stacks not stored (id bucket taken, no walk)
+  std::uint64_t launch_stacks_full = 0; // sampled launch stacks not counted: map full
 };
 
 class CudaTracing : public LaunchProbeControl, public StackMap {

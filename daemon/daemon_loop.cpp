@@ -201,7 +201,8 @@ void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<Launc
   const auto stale_calls = std::stable_partition(inflight.begin(), inflight.end(), kept);
   tracer_.delete_inflight_calls({stale_calls, inflight.end()});
   inflight.erase(stale_calls, inflight.end());
-  const auto stale_stacks = std::stable_partition(launch_stacks_.begin(), launch_stacks_.end(), kept);
+  const auto stale_stacks =
+      std::stable_partition(launch_stacks_.begin(), launch_stacks_.end(), kept);
   tracer_.delete_launch_stacks({stale_stacks, launch_stacks_.end()});
   launch_stacks_.erase(stale_stacks, launch_stacks_.end());
   if (sites_)

@@ -112,20 +112,22 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
            return id.refusal;
          static const ProcessSitesView kNoSites;
          const auto found = snapshot->sites->find(*id.process);
-         return HttpResponse{200,
-                             "application/json",
-                             call_sites_json(*id.process, snapshot->comms.at(*id.process),
-                                             found == snapshot->sites->end() ? kNoSites
-                                                                             : *found->second,
-                                             snapshot->stacks),
-                             {}};
+         return HttpResponse{
+             200,
+             "application/json",
+             call_sites_json(*id.process, snapshot->comms.at(*id.process),
+                             found == snapshot->sites->end() ? kNoSites : *found->second,
+                             snapshot->stacks),
+             {}};
        }},
       {"/flame",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          if (!query_parameter(query, "pid"))
-           return HttpResponse{200, "text/html; charset=utf-8",
-                               flame_graph_index(*snapshot->sites, snapshot->comms), {}};
+           return HttpResponse{200,
+                               "text/html; charset=utf-8",
+                               flame_graph_index(*snapshot->sites, snapshot->comms),
+                               {}};
          const auto id = traced_process(*snapshot, query);
          if (!id.process)
            return id.refusal;
@@ -135,14 +137,16 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          const auto by = query_parameter(query, "by");
          const auto weight = by ? parse_flame_weight(*by) : default_flame_weight(sites);
          if (!weight)
-           return HttpResponse{400, "text/plain; charset=utf-8",
+           return HttpResponse{400,
+                               "text/plain; charset=utf-8",
                                "by must be live_bytes, allocated_bytes, failed_allocations, "
                                "launch_samples or wait_seconds\n",
                                {}};
-         return HttpResponse{200, "text/html; charset=utf-8",
-                             flame_graph_page(*id.process, snapshot->comms.at(*id.process), sites,
-                                              *weight),
-                             {}};
+         return HttpResponse{
+             200,
+             "text/html; charset=utf-8",
+             flame_graph_page(*id.process, snapshot->comms.at(*id.process), sites, *weight),
+             {}};
        }},
       {"/memory",
        [&publisher](const std::string &query) {

@@ -50,8 +50,8 @@ MetricFamily per_memory_kind(const CudaState &state, std::string name, std::stri
       for (const auto kind : kMemoryKindsInOrder)
         if (shows_memory_kind(kind, counters.memory[static_cast<std::size_t>(kind)]))
           f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
-                                  std::string(memory_kind_name(kind))),
-                             value(counters.memory[static_cast<std::size_t>(kind)])});
+                                    std::string(memory_kind_name(kind))),
+                               value(counters.memory[static_cast<std::size_t>(kind)])});
     });
   return f;
 }
@@ -66,8 +66,8 @@ per_device_direction(const CudaState &state, std::string name, std::string help,
       for (const auto direction : kDirectionsInOrder)
         if (copied_in(counters, static_cast<std::size_t>(direction)))
           f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
-                                  std::string(copy_direction_name(direction))),
-                             value(counters, static_cast<std::size_t>(direction))});
+                                    std::string(copy_direction_name(direction))),
+                               value(counters, static_cast<std::size_t>(direction))});
     });
   return f;
 }

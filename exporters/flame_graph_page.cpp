@@ -102,14 +102,14 @@ void draw(const Node &node, double x, int depth, int rows, double total, FlameWe
   const double y = kMargin + (rows - 1 - depth) * kRowHeight;
   const auto fits = static_cast<std::size_t>(std::max(0.0, (width - 6) / kCharWidth));
   std::string shown = node.label.size() <= fits ? node.label
-                      : fits > 2               ? node.label.substr(0, fits - 2) + ".."
-                                               : std::string();
+                      : fits > 2                ? node.label.substr(0, fits - 2) + ".."
+                                                : std::string();
   svg += "<g class=\"f\" data-x=\"" + format("%.6f", (x - kMargin) / (kWidth - 2 * kMargin)) +
          "\" data-w=\"" + format("%.6f", node.weight / total) + "\" data-d=\"" +
          std::to_string(depth) + "\"><title>" + html_escape(node.label) + ": " +
          amount(node.weight, weight) + format(" (%.1f%%)", 100 * node.weight / total) +
-         "</title><rect x=\"" + format("%.2f", x) + "\" y=\"" + format("%.1f", y) +
-         "\" width=\"" + format("%.2f", std::max(0.5, width - 0.5)) + "\" height=\"" +
+         "</title><rect x=\"" + format("%.2f", x) + "\" y=\"" + format("%.1f", y) + "\" width=\"" +
+         format("%.2f", std::max(0.5, width - 0.5)) + "\" height=\"" +
          format("%.0f", kRowHeight - 1) + "\" fill=\"" + colour(node.label) +
          "\" rx=\"2\"/><text x=\"" + format("%.2f", x + 3) + "\" y=\"" +
          format("%.1f", y + kRowHeight - 5) + "\">" + html_escape(shown) + "</text></g>\n";
@@ -227,14 +227,16 @@ std::string flame_graph_page(const ProcessId &id, const std::string &comm,
   for (const auto &info : kWeights)
     page += info.weight == weight
                 ? " <b>" + std::string(info.name) + "</b>"
-                : " <a href=\"/flame?pid=" + std::to_string(id.pid) + "&amp;by=" +
-                      std::string(info.name) + "\">" + std::string(info.name) + "</a>";
+                : " <a href=\"/flame?pid=" + std::to_string(id.pid) +
+                      "&amp;by=" + std::string(info.name) + "\">" + std::string(info.name) + "</a>";
   page += ". Callers below, callees above; each frame is as wide as its stacks' " +
-          html_escape(title) + ". Click a frame to zoom, <button id=\"reset\">reset</button>. "
+          html_escape(title) +
+          ". Click a frame to zoom, <button id=\"reset\">reset</button>. "
           "Frames in [brackets] mark stacks cut short (no_frame_pointer, depth_limit, "
           "unresolved) or not stored. <a href=\"/api/v1/processes/" +
-          std::to_string(id.pid) + "/sites\">JSON</a>, <a href=\"/memory?pid=" +
-          std::to_string(id.pid) + "\">memory timeline</a>, <a href=\"/flame\">all "
+          std::to_string(id.pid) +
+          "/sites\">JSON</a>, <a href=\"/memory?pid=" + std::to_string(id.pid) +
+          "\">memory timeline</a>, <a href=\"/flame\">all "
           "processes</a></p>\n";
   page += flame_graph_svg(sites, weight);
   page += kZoomScript;
@@ -242,9 +244,9 @@ std::string flame_graph_page(const ProcessId &id, const std::string &comm,
   return page;
 }
 
-std::string flame_graph_index(
-    const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> &sites,
-    const std::map<ProcessId, std::string> &comms) {
+std::string
+flame_graph_index(const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> &sites,
+                  const std::map<ProcessId, std::string> &comms) {
   std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Call "
                      "sites</title></head>\n<body style=\"font-family:sans-serif\">\n"
                      "<h1>Call sites</h1>\n<ul>\n";

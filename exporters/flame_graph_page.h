@@ -14,7 +14,13 @@
 
 namespace neutracer {
 
-enum class FlameWeight { live_bytes, allocated_bytes, failed_allocations, launch_samples, wait_seconds };
+enum class FlameWeight {
+  live_bytes,
+  allocated_bytes,
+  failed_allocations,
+  launch_samples,
+  wait_seconds
+};
 std::string_view flame_weight_name(FlameWeight weight);
 std::optional<FlameWeight> parse_flame_weight(std::string_view name);
 // The first of live bytes, failed allocations, launch samples, wait time and allocated bytes
@@ -25,8 +31,8 @@ std::string flame_graph_svg(const ProcessSitesView &sites, FlameWeight weight);
 std::string flame_graph_page(const ProcessId &id, const std::string &comm,
                              const ProcessSitesView &sites, FlameWeight weight);
 // The processes with call sites, linking to each one's flame graph.
-std::string flame_graph_index(
-    const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> &sites,
-    const std::map<ProcessId, std::string> &comms);
+std::string
+flame_graph_index(const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> &sites,
+                  const std::map<ProcessId, std::string> &comms);
 
 } // namespace neutracer

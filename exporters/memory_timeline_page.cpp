@@ -144,8 +144,9 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
     page += ", " + std::to_string(timeline.dropped_blocks) + " older allocations not shown";
   page += ". Dark blue: live; light blue: freed; red: failed allocation. Hover for details";
   if (sites)
-    page += " and the call site of each allocation; <a href=\"/flame?pid=" +
-            std::to_string(id.pid) + "\">call sites as a flame graph</a>";
+    page +=
+        " and the call site of each allocation; <a href=\"/flame?pid=" + std::to_string(id.pid) +
+        "\">call sites as a flame graph</a>";
   page += ". <a href=\"/memory\">All processes</a></p>\n";
   page += memory_timeline_svg(timeline, now_ns, sites);
   page += "</body></html>\n";

@@ -16,7 +16,8 @@ std::string_view site_kind_name(SiteKind kind) {
   return "stack";
 }
 
-std::size_t ProcessSites::AddressesHash::operator()(const std::vector<std::uint64_t> &addresses) const {
+std::size_t
+ProcessSites::AddressesHash::operator()(const std::vector<std::uint64_t> &addresses) const {
   std::size_t hash = addresses.size();
   for (const auto address : addresses)
     hash ^= std::hash<std::uint64_t>{}(address) + 0x9e3779b97f4a7c15ull + (hash << 6) + (hash >> 2);
@@ -45,8 +46,7 @@ SiteIndex ProcessSites::site(const CallSiteStack &stack, bool may_add,
   if (!may_add || stack.addresses.empty())
     return pseudo_site(stack.addresses.empty() ? SiteKind::no_stack : SiteKind::over_limit);
   const auto index = static_cast<SiteIndex>(sites_.size());
-  sites_.push_back(
-      Site{SiteKind::stack, std::make_shared<const SymbolizedStack>(symbolize()), {}});
+  sites_.push_back(Site{SiteKind::stack, std::make_shared<const SymbolizedStack>(symbolize()), {}});
   index_.emplace(stack.addresses, index);
   ++version_;
   return index;
@@ -66,8 +66,7 @@ void ProcessSites::add_live(std::unordered_map<std::uint64_t, Live> &live, SiteI
   counts.live_bytes += bytes;
 }
 
-void ProcessSites::drop_live(std::unordered_map<std::uint64_t, Live> &live,
-                             std::uint64_t address) {
+void ProcessSites::drop_live(std::unordered_map<std::uint64_t, Live> &live, std::uint64_t address) {
   const auto it = live.find(address);
   if (it == live.end())
     return;
@@ -87,7 +86,9 @@ void ProcessSites::allocation(SiteIndex site, std::uint64_t address, std::uint64
   ++version_;
 }
 
-void ProcessSites::free(std::uint64_t address, bool vmm) { drop_live(vmm ? live_vmm_ : live_, address); }
+void ProcessSites::free(std::uint64_t address, bool vmm) {
+  drop_live(vmm ? live_vmm_ : live_, address);
+}
 
 void ProcessSites::failed_allocation(SiteIndex site, std::uint64_t bytes, std::uint64_t time_ns) {
   auto &counts = sites_.at(site).counts;

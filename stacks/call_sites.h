@@ -24,7 +24,7 @@ struct SiteCounts {
   std::uint64_t live_bytes = 0;
   std::uint64_t failed_allocations = 0; // failed GPU allocations (out of memory, mostly)
   std::uint64_t failed_bytes = 0;       // requested by them
-  std::uint64_t leak_samples = 0; // live allocations the leak detector sampled (high-water marks)
+  std::uint64_t leak_samples = 0;   // live allocations the leak detector sampled (high-water marks)
   std::uint64_t launch_samples = 0; // kernel launches sampled here
   std::uint64_t waits = 0;          // synchronisations that returned
   double wait_seconds = 0;

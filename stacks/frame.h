@@ -20,9 +20,9 @@ struct Frame {
   std::shared_ptr<const std::string> function; // demangled; null when unknown
   std::shared_ptr<const std::string> module;   // native: the ELF file as the process maps it;
                                                // python: the source file; null when unknown
-  std::uint64_t module_offset = 0;   // native: file offset of `address` in `module`
-  std::uint64_t function_offset = 0; // native: bytes from the function's start
-  std::uint32_t line = 0;            // python: line number; 0 when unknown
+  std::uint64_t module_offset = 0;             // native: file offset of `address` in `module`
+  std::uint64_t function_offset = 0;           // native: bytes from the function's start
+  std::uint32_t line = 0;                      // python: line number; 0 when unknown
 };
 
 // Why a stack has no more frames.

@@ -22,11 +22,10 @@ std::optional<FunctionTable> FunctionTable::load(ElfFile file, std::size_t max_s
                    [](const Symbol &a, const Symbol &b) {
                      return a.address != b.address ? a.address < b.address : a.size > b.size;
                    });
-  table.symbols_.erase(std::unique(table.symbols_.begin(), table.symbols_.end(),
-                                   [](const Symbol &a, const Symbol &b) {
-                                     return a.address == b.address;
-                                   }),
-                       table.symbols_.end());
+  table.symbols_.erase(
+      std::unique(table.symbols_.begin(), table.symbols_.end(),
+                  [](const Symbol &a, const Symbol &b) { return a.address == b.address; }),
+      table.symbols_.end());
   table.symbols_.shrink_to_fit();
   return table;
 }
@@ -35,8 +34,9 @@ std::optional<FunctionTable::Function> FunctionTable::find(std::uint64_t file_of
   const auto address = file_.address_at(file_offset);
   if (!address)
     return std::nullopt;
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), *address,
-                             [](std::uint64_t a, const Symbol &symbol) { return a < symbol.address; });
+  auto it =
+      std::upper_bound(symbols_.begin(), symbols_.end(), *address,
+                       [](std::uint64_t a, const Symbol &symbol) { return a < symbol.address; });
   if (it == symbols_.begin())
     return std::nullopt;
   --it;

@@ -26,8 +26,9 @@ std::optional<ProcessMaps> ProcessMaps::read(const ProcFs &procfs, int pid) {
 }
 
 const MapsEntry *ProcessMaps::find(std::uint64_t address) const {
-  auto it = std::upper_bound(mappings_.begin(), mappings_.end(), address,
-                             [](std::uint64_t a, const MapsEntry &entry) { return a < entry.start; });
+  auto it =
+      std::upper_bound(mappings_.begin(), mappings_.end(), address,
+                       [](std::uint64_t a, const MapsEntry &entry) { return a < entry.start; });
   if (it == mappings_.begin())
     return nullptr;
   --it;

@@ -29,8 +29,7 @@ SiteIndex SiteRecorder::site_of(const ProcessId &id, ProcessSites &sites, std::i
   if (!frames)
     return sites.pseudo_site(SiteKind::no_stack);
   const auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
-  return sites.site(stack, sites_.may_add(sites),
-                    [&] { return symbolizer_.symbolize(id, stack); });
+  return sites.site(stack, sites_.may_add(sites), [&] { return symbolizer_.symbolize(id, stack); });
 }
 
 void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
@@ -56,9 +55,9 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
       sites->free(event.args[0], api == NT_API_MEM_RELEASE);
   } else if (is_sync_api(api)) {
     auto &sites = sites_.process(id);
-    const double seconds =
-        event.exit_ns > event.enter_ns ? static_cast<double>(event.exit_ns - event.enter_ns) / 1e9
-                                       : 0.0;
+    const double seconds = event.exit_ns > event.enter_ns
+                               ? static_cast<double>(event.exit_ns - event.enter_ns) / 1e9
+                               : 0.0;
     sites.wait(site_of(id, sites, event.stack_id, StackCapture::at_entry, event.caller), seconds);
   }
 }
@@ -75,12 +74,11 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     inflight_ids_.insert(call.stack_id);
     const auto id = process_of(call.tgid, call.proc_start_ns);
     auto &sites = sites_.process(id);
-    auto &[count, longest] = pending[id][site_of(id, sites, call.stack_id, StackCapture::at_entry,
-                                                 call.caller)];
+    auto &[count, longest] =
+        pending[id][site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller)];
     ++count;
-    longest = std::max(longest,
-                       now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9
-                                              : 0.0);
+    longest = std::max(
+        longest, now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9 : 0.0);
   }
   for (auto &[id, sites] : sites_.processes()) {
     const auto found = pending.find(id);
@@ -105,8 +103,8 @@ void SiteRecorder::set_launch_stacks(const std::vector<LaunchStackCount> &counts
     auto found = known.find(key);
     if (found == known.end())
       found = known
-                  .emplace(key, site_of(id, sites, count.stack_id, StackCapture::at_entry,
-                                        count.caller))
+                  .emplace(key,
+                           site_of(id, sites, count.stack_id, StackCapture::at_entry, count.caller))
                   .first;
     samples[id][found->second] += count.samples;
   }

@@ -16,10 +16,17 @@ std::string_view base_name(std::string_view path) {
 
 // Where every thread's stack begins: a walk that reaches one of these is whole.
 bool is_entry_function(std::string_view name) {
-  constexpr std::array<std::string_view, 11> kEntries = {
-      "_start",      "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
-      "start_thread", "clone",            "clone3",                 "__clone",
-      "__clone3",    "__clone_internal",  "_dl_start_user"};
+  constexpr std::array<std::string_view, 11> kEntries = {"_start",
+                                                         "__libc_start_main",
+                                                         "__libc_start_call_main",
+                                                         "__libc_start_main_impl",
+                                                         "start_thread",
+                                                         "clone",
+                                                         "clone3",
+                                                         "__clone",
+                                                         "__clone3",
+                                                         "__clone_internal",
+                                                         "_dl_start_user"};
   return std::find(kEntries.begin(), kEntries.end(), name) != kEntries.end();
 }
 
@@ -28,8 +35,8 @@ bool is_entry_function(std::string_view name) {
 // (__libc_start_call_main) have no symbol left to name them (Debian strips .symtab).
 bool is_c_library(std::string_view path) {
   const auto name = base_name(path);
-  return name.starts_with("libc.so") || name.starts_with("libc-") ||
-         name.starts_with("ld-linux") || name.starts_with("libpthread");
+  return name.starts_with("libc.so") || name.starts_with("libc-") || name.starts_with("ld-linux") ||
+         name.starts_with("libpthread");
 }
 
 } // namespace
@@ -81,8 +88,9 @@ const Symbolizer::Module &Symbolizer::module_of(const ProcessId &id, const MapsE
   const auto file = open_file(id, mapping);
   module.readable = file.has_value();
   const auto build_id = file ? file->build_id() : std::string();
-  module.key = !build_id.empty() ? build_id
-                                 : std::to_string(mapping.dev) + ":" + std::to_string(mapping.inode);
+  module.key = !build_id.empty()
+                   ? build_id
+                   : std::to_string(mapping.dev) + ":" + std::to_string(mapping.inode);
   return modules_.emplace(file_id, std::move(module)).first->second;
 }
 

@@ -21,8 +21,8 @@
 namespace neutracer {
 
 struct SymbolizerSettings {
-  std::size_t max_names = 65536;   // (build id, offset) -> function name entries
-  std::size_t max_tables = 8;      // ELF files whose symbols are kept, most recently used
+  std::size_t max_names = 65536; // (build id, offset) -> function name entries
+  std::size_t max_tables = 8;    // ELF files whose symbols are kept, most recently used
   // A file with more function symbols is not read (its frames keep file and offset): a table
   // costs ~24 bytes per symbol.
   std::size_t max_symbols_per_table = 2'000'000;

@@ -23,16 +23,17 @@ Frame native(std::string function, std::string module, std::uint64_t offset) {
 ProcessSitesView view() {
   ProcessSitesView view;
   Site leak;
-  leak.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
-      {native("cudaMalloc", "/usr/lib/libcudart.so.12", 0x4000),
-       native("leak_here", "/opt/app/bin/trainer", 0x1234), native("", "/opt/app/bin/trainer", 0x99)},
-      StackEnd::no_frame_pointer});
+  leak.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("cudaMalloc", "/usr/lib/libcudart.so.12", 0x4000),
+                       native("leak_here", "/opt/app/bin/trainer", 0x1234),
+                       native("", "/opt/app/bin/trainer", 0x99)},
+                      StackEnd::no_frame_pointer});
   leak.counts.allocations = 3;
   leak.counts.live_bytes = 3 << 20;
   leak.counts.leak_samples = 2;
   Site oom;
-  oom.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
-      {native("oom_here", "/opt/app/bin/trainer", 0x2000)}, StackEnd::complete});
+  oom.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("oom_here", "/opt/app/bin/trainer", 0x2000)}, StackEnd::complete});
   oom.counts.failed_allocations = 1;
   oom.counts.failed_bytes = 1 << 30;
   Site lost;
@@ -104,7 +105,8 @@ TEST(AlertSite, PythonFramesNameFileAndLine) {
   frame.module = std::make_shared<const std::string>("/srv/train.py");
   frame.line = 42;
   Site site;
-  site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
+  site.stack =
+      std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
   const auto notice = notice_site(site);
   ASSERT_TRUE(notice.has_value());
   EXPECT_EQ(notice->line, 42u);

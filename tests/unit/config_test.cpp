@@ -303,7 +303,8 @@ TEST(ParseConfigYamlErrors, MultipleDocumentsAreRejected) {
 TEST(ParseConfigYamlErrors, UnknownTopLevelKeyIsNamedWithLine) {
   std::string error = parse_error("log_level: info\nlistn: 1.2.3.4:80\n");
   EXPECT_CONTAINS(error, "test.yaml:2: unknown key 'listn'");
-  EXPECT_CONTAINS(error, "known keys: listen, scan_interval, log_level, log_format, proc_root, cuda");
+  EXPECT_CONTAINS(error,
+                  "known keys: listen, scan_interval, log_level, log_format, proc_root, cuda");
 }
 
 TEST(ParseConfigYamlErrors, UnknownNestedKeyIsNamedWithFullPath) {
@@ -499,7 +500,8 @@ TEST(ValidateConfig, ListenPortNotNumeric) {
 }
 
 TEST(ValidateConfig, ListenIpv6NeedsBracketsAndCivetwebSupport) {
-  EXPECT_CONTAINS(validate_error(with_listen("::1:80")), "an IPv6 address needs brackets: [::1]:80");
+  EXPECT_CONTAINS(validate_error(with_listen("::1:80")),
+                  "an IPv6 address needs brackets: [::1]:80");
   EXPECT_CONTAINS(validate_error(with_listen("[::1]80")), "missing port after ']'");
   EXPECT_CONTAINS(validate_error(with_listen("[::1:80")), "'[' without ']'");
   EXPECT_CONTAINS(validate_error(with_listen("[1.2.3.4]:80")), "'1.2.3.4' is not an IPv6 address");
@@ -524,7 +526,8 @@ TEST(ValidateConfig, LogFormat) {
   config.log_format = "json";
   EXPECT_FALSE(validate_config(config));
   config.log_format = "text";
-  EXPECT_CONTAINS(validate_error(config), "log_format: invalid value 'text': must be logfmt or json");
+  EXPECT_CONTAINS(validate_error(config),
+                  "log_format: invalid value 'text': must be logfmt or json");
   EXPECT_EQ(parse_ok("log_format: json\n").log_format, "json");
   EXPECT_CONTAINS(parse_error("log_format: xml\n"), "test.yaml:1: log_format: invalid value 'xml'");
 }

@@ -41,7 +41,8 @@ protected:
     Frame frame;
     frame.function = std::make_shared<const std::string>("leak_here");
     frame.module = std::make_shared<const std::string>("/opt/trainer");
-    site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
+    site.stack =
+        std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
     site.counts.live_bytes = 4096;
     view.sites.push_back(site);
     (*sites)[kTraced] = std::make_shared<const ProcessSitesView>(view);

@@ -50,8 +50,8 @@ protected:
     work_item_ = reinterpret_cast<std::uint64_t>(dlsym(library_, "_ZN7fixture9work_itemEi"));
     plain_ = reinterpret_cast<std::uint64_t>(dlsym(library_, "fixture_plain"));
     self_ = {static_cast<int>(::getpid()), process_start_ticks(procfs_, ::getpid()).value_or(0)};
-    map_.stacks[7] = {work_item_ + 5, plain_ + 9};  // taken at an allocation's return
-    map_.stacks[8] = {0xdead, plain_ + 9};           // taken at a sync's entry: [api, ...]
+    map_.stacks[7] = {work_item_ + 5, plain_ + 9}; // taken at an allocation's return
+    map_.stacks[8] = {0xdead, plain_ + 9};         // taken at a sync's entry: [api, ...]
   }
   void TearDown() override {
     if (library_)
@@ -112,8 +112,13 @@ TEST_F(SiteRecorderTest, AStackTheKernelDidNotStoreCountsAtNoStack) {
 TEST_F(SiteRecorderTest, SyncStacksAreTakenAtEntry) {
   SiteRecorder recorder(map_, procfs_);
   // A wait in progress: its site is named while it waits.
-  InflightCall call{static_cast<std::uint32_t>(self_.pid), 1, 0, NT_API_STREAM_SYNCHRONIZE,
-                    1'000'000'000, 8, work_item_ + 5};
+  InflightCall call{static_cast<std::uint32_t>(self_.pid),
+                    1,
+                    0,
+                    NT_API_STREAM_SYNCHRONIZE,
+                    1'000'000'000,
+                    8,
+                    work_item_ + 5};
   recorder.set_inflight({call}, 91'000'000'000,
                         [this](std::uint32_t t, std::uint64_t s) { return process_of(t, s); });
   const Site *waiting = recorder.site_for(self_, SitePurpose::wait, 0);
@@ -123,7 +128,8 @@ TEST_F(SiteRecorderTest, SyncStacksAreTakenAtEntry) {
   EXPECT_EQ(waiting->counts.pending_waits, 1u);
   EXPECT_DOUBLE_EQ(waiting->counts.longest_pending_seconds, 90.0);
   // It returned: a wait counted at the same site, none pending.
-  auto done = test::call_event(NT_API_STREAM_SYNCHRONIZE, static_cast<std::uint32_t>(self_.pid), 0, {0});
+  auto done =
+      test::call_event(NT_API_STREAM_SYNCHRONIZE, static_cast<std::uint32_t>(self_.pid), 0, {0});
   done.stack_id = 8;
   done.caller = work_item_ + 5;
   done.enter_ns = 1'000'000'000;
@@ -161,7 +167,9 @@ TEST_F(SiteRecorderTest, UnusedIdsLeaveTheMapReferencedOnesStay) {
   map_.stacks[9] = {plain_ + 9}; // never referenced by anything
   recorder.record(self_, allocation(0x1000, 64, 7));
   const auto pid = static_cast<std::uint32_t>(self_.pid);
-  const auto process_of = [this](std::uint32_t t, std::uint64_t s) { return this->process_of(t, s); };
+  const auto process_of = [this](std::uint32_t t, std::uint64_t s) {
+    return this->process_of(t, s);
+  };
   recorder.set_inflight({{pid, 1, 0, NT_API_STREAM_SYNCHRONIZE, 0, 8, 0}}, 10, process_of);
   recorder.end_scan();
   EXPECT_EQ(map_.deleted, std::vector<std::int32_t>{9});

@@ -96,8 +96,8 @@ TEST_F(SymbolizerTest, NamesReturnAddressesInALoadedLibrary) {
   EXPECT_EQ(stack.frames[1].function_offset, 9u);
   // The walk ended in the library, not at an entry function: frames are missing beyond it.
   EXPECT_EQ(stack.end, StackEnd::no_frame_pointer);
-  EXPECT_TRUE(frame_text(inner).starts_with(
-      "fixture::work_item(int) (libneutracer_symbols_fixture.so+0x"))
+  EXPECT_TRUE(
+      frame_text(inner).starts_with("fixture::work_item(int) (libneutracer_symbols_fixture.so+0x"))
       << frame_text(inner);
   EXPECT_GE(symbolizer.stats().tables, 1u);
 }
@@ -149,8 +149,7 @@ TEST_F(SymbolizerTest, AStackReachingTheCLibraryIsComplete) {
   ASSERT_EQ(stack.frames.size(), 2u);
   EXPECT_EQ(stack.end, StackEnd::complete);
   // A walk that filled every slot says so, wherever it stopped.
-  const auto limited =
-      symbolizer.symbolize(self_, CallSiteStack{{plain_ + 4, in_libc + 4}, true});
+  const auto limited = symbolizer.symbolize(self_, CallSiteStack{{plain_ + 4, in_libc + 4}, true});
   EXPECT_EQ(limited.end, StackEnd::depth_limit);
 }
 
