@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include "cuda/cuda_discovery.h"
 #include "cuda/kernel_names.h"
 
 namespace neutracer {
@@ -53,8 +54,9 @@ SymbolizerStats Symbolizer::stats() const {
 const ProcessMaps *Symbolizer::maps_of(const ProcessId &id, bool refresh) {
   if (const auto it = maps_.find(id); it != maps_.end() && !refresh)
     return &it->second;
+  // The PID must still be this process: a reused PID's maps are another program's.
   auto maps = ProcessMaps::read(procfs_, id.pid);
-  if (!maps) {
+  if (!maps || process_start_ticks(procfs_, id.pid) != id.start_ticks) {
     maps_.erase(id);
     return nullptr;
   }
@@ -138,7 +140,9 @@ Symbolizer::Name Symbolizer::name_of(const Module &module, const ProcessId &id,
 SymbolizedStack Symbolizer::symbolize(const ProcessId &id, const CallSiteStack &stack) {
   SymbolizedStack result;
   const ProcessMaps *maps = maps_of(id, false);
-  // A library loaded since the maps were read: read them again, once.
+  // A library loaded since the maps were read: read them again, once. Walks through code without
+  // frame pointers bring addresses no maps hold, so this reads the maps of such a process at
+  // each new stack; new stacks are few (stacks.max_sites_per_process in its life).
   if (maps && std::any_of(stack.addresses.begin(), stack.addresses.end(),
                           [&](std::uint64_t address) { return !maps->find(address); }))
     maps = maps_of(id, true);

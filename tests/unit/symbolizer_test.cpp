@@ -175,6 +175,14 @@ TEST_F(SymbolizerTest, AGoneProcessLeavesBareAddresses) {
   EXPECT_EQ(stack.frames[0].address, 0x1234u);
 }
 
+TEST_F(SymbolizerTest, AReusedPidIsNotReadAsTheProcessItWas) {
+  Symbolizer symbolizer(procfs_);
+  const auto stack = symbolizer.symbolize(ProcessId{self_.pid, self_.start_ticks + 1},
+                                          CallSiteStack{{plain_ + 4}});
+  EXPECT_EQ(stack.end, StackEnd::unresolved);
+  EXPECT_FALSE(stack.frames.at(0).function);
+}
+
 TEST_F(SymbolizerTest, NameCacheStaysWithinItsBound) {
   SymbolizerSettings settings;
   settings.max_names = 4;
