@@ -60,6 +60,9 @@ std::string frame_text(const Frame &frame) {
 
 const Frame *headline_frame(const SymbolizedStack &stack) {
   for (const auto &frame : stack.frames)
+    if (frame.kind == FrameKind::python)
+      return &frame;
+  for (const auto &frame : stack.frames)
     if (frame.function && !in_cuda_library(frame))
       return &frame;
   return stack.frames.empty() ? nullptr : &stack.frames.front();

@@ -47,8 +47,9 @@ struct SymbolizedStack {
 // module; python frames "function (file:line)". Module names are shown without their directory.
 std::string frame_text(const Frame &frame);
 
-// The frame an alert names: the innermost frame outside the CUDA libraries (libcuda, libcudart)
-// that has a function name, else the innermost frame; nullptr for an empty stack.
+// The frame an alert names: the innermost Python frame of a mixed stack (the program's own
+// line); else the innermost frame outside the CUDA libraries (libcuda, libcudart) that has a
+// function name; else the innermost frame; nullptr for an empty stack.
 const Frame *headline_frame(const SymbolizedStack &stack);
 
 } // namespace neutracer

@@ -98,6 +98,21 @@ TEST(AlertSite, NamesTheHeadlineFrame) {
   EXPECT_FALSE(notice_site(sites.sites[2]).has_value()) << "no stack, nothing to name";
 }
 
+TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
+  Frame python;
+  python.kind = FrameKind::python;
+  python.function = std::make_shared<const std::string>("train_step");
+  python.module = std::make_shared<const std::string>("/srv/train.py");
+  python.line = 7;
+  Site site;
+  site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
+      {native("cudaMalloc", "/usr/lib/libcudart.so.12", 1),
+       native("_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so", 2), python},
+      StackEnd::complete});
+  EXPECT_EQ(headline_frame(*site.stack), &site.stack->frames[2]);
+  EXPECT_EQ(notice_site(site)->text, "train_step (train.py:7)");
+}
+
 TEST(AlertSite, PythonFramesNameFileAndLine) {
   Frame frame;
   frame.kind = FrameKind::python;
