@@ -2,6 +2,7 @@
 // frame pointers (tests/standin/sites.c): its failed and leaking allocations, a long wait and
 // sampled launches, in /api/v1/processes/<pid>/sites, the journal, the flame graph and the
 // memory page. Judges only its own processes.
+#include <cstdlib>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -168,6 +169,19 @@ TEST_F(CallSitesE2E, FailedAndLeakingAllocationsNameTheirFunctions) {
   const auto failed = http_get(port_, "/flame?pid=" + program.pid + "&by=failed_allocations");
   ASSERT_TRUE(failed && failed->status == 200);
   EXPECT_NE(failed->body.find("oom_here"), std::string::npos);
+  // Rendered by a real browser: a picture, not a blank page (a blank PNG is a few KB).
+  const auto png = fs::path(NEUTRACER_BUILD_DIR) / "flame-graph.png";
+  fs::remove(png);
+  const std::string command = "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                              "--window-size=1240,420 --screenshot=" +
+                              png.string() + " 'http://127.0.0.1:" + std::to_string(port_) +
+                              "/flame?pid=" + program.pid + "&by=allocated_bytes' > " +
+                              (dir_ / "chromium.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << "chromium failed; see " << dir_ / "chromium.log";
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 15000u) << "screenshot looks blank: " << png;
+  std::cerr << "flame graph screenshot: " << png << "\n";
+
   const auto memory = http_get(port_, "/memory?pid=" + program.pid);
   ASSERT_TRUE(memory && memory->status == 200);
   EXPECT_NE(memory->body.find("from leak_here (neutracer-sites+0x"), std::string::npos);
