@@ -61,4 +61,41 @@ static __always_inline __u64 current_process_start_ns(void)
 		return state->current;                                                             \
 	}
 
+/*
+ * Native call stacks (neutracer_abi.h): one stack-trace map, created by cuda_launch and reused
+ * by cuda_calls. Sizes are set from the config before load; `capture_stacks` (each object's
+ * read-only data) switches capture off.
+ */
+#define DEFINE_STACKS_MAP                                                                          \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                            \
+		__uint(max_entries, 8192);                                                         \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, 64 * sizeof(__u64));                                            \
+	} stacks SEC(".maps");                                                                     \
+                                                                                                   \
+	const volatile __u32 capture_stacks = 0;                                                   \
+                                                                                                   \
+	/* The calling thread's user stack id; NT_NO_STACK when off or not stored (counted). */    \
+	static __always_inline __s32 user_stack_id(struct pt_regs *ctx)                            \
+	{                                                                                          \
+		long id;                                                                           \
+		if (!capture_stacks)                                                               \
+			return NT_NO_STACK;                                                        \
+		id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);                              \
+		if (id < 0) {                                                                      \
+			count_stat(NT_STAT_STACK_LOST);                                            \
+			return NT_NO_STACK;                                                        \
+		}                                                                                  \
+		return (__s32)id;                                                                  \
+	}                                                                                          \
+                                                                                                   \
+	/* At a function's entry: its return address, the top of the user stack. */              \
+	static __always_inline __u64 entry_return_address(struct pt_regs *ctx)                     \
+	{                                                                                          \
+		__u64 address = 0;                                                                 \
+		bpf_probe_read_user(&address, sizeof(address), (const void *)PT_REGS_SP(ctx));     \
+		return address;                                                                    \
+	}
+
 #endif

@@ -23,6 +23,17 @@ struct {
 
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
+DEFINE_STACKS_MAP
+
+static __always_inline bool is_allocation(__u32 api)
+{
+	return api >= NT_API_MEM_ALLOC && api <= NT_API_MEM_CREATE;
+}
+
+static __always_inline bool is_sync(__u32 api)
+{
+	return api >= NT_API_STREAM_SYNCHRONIZE && api <= NT_API_EVENT_SYNCHRONIZE;
+}
 
 static __always_inline struct nt_inflight_key inflight_key(struct pt_regs *ctx)
 {
@@ -42,8 +53,15 @@ static __always_inline int record_entry(struct pt_regs *ctx)
 		.args = {PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
 			 PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx)},
 		.context = current_context(),
+		.stack_id = NT_NO_STACK,
 	};
 
+	/* A wait in progress names its site: the stack is taken now, while the thread waits. */
+	if (is_sync(key.api)) {
+		call.stack_id = user_stack_id(ctx);
+		if (call.stack_id != NT_NO_STACK)
+			call.caller = entry_return_address(ctx);
+	}
 	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
 		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
 	return 0;
@@ -237,12 +255,14 @@ static __always_inline int report_call(struct pt_regs *ctx)
 	event->enter_ns = call->enter_ns;
 	event->exit_ns = bpf_ktime_get_ns();
 	event->result = (__u32)PT_REGS_RC(ctx);
-	event->pad = 0;
 	for (int i = 0; i < 5; i++)
 		event->args[i] = call->args[i];
 	event->out[0] = 0;
 	event->out[1] = 0;
 	event->context = call->context;
+	/* An allocation's stack at its return starts at the call site, failures included. */
+	event->stack_id = is_allocation(key.api) ? user_stack_id(ctx) : call->stack_id;
+	event->caller = is_allocation(key.api) ? 0 : call->caller;
 	if (event->result == 0)
 		read_results(key.api, call->args, event->out);
 	/* A created context is pushed on the creating thread's stack. */

@@ -32,6 +32,76 @@ struct {
 
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
+DEFINE_STACKS_MAP
+
+/*
+ * Launch sites: about 1 in `launch_stack_every` launches (set before load; 0: none) records its
+ * stack. Each CPU counts down a random gap (1 to 2N-1 launches, N on average), so a loop whose
+ * launches repeat with a period that shares a factor with N is still sampled everywhere; a launch
+ * pays the countdown (an inlined per-CPU array access) and nothing else until its turn.
+ */
+const volatile __u32 launch_stack_every = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32); /* launches left before the next sample; 0: not drawn yet */
+} launch_stack_countdown SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* resized from the config before load */
+	__type(key, struct nt_launch_stack_key);
+	__type(value, __u64);
+} launch_stacks SEC(".maps");
+
+static __always_inline bool launch_stack_due(void)
+{
+	__u32 zero = 0;
+	__u32 *left;
+
+	if (!launch_stack_every)
+		return false;
+	left = bpf_map_lookup_elem(&launch_stack_countdown, &zero);
+	if (!left)
+		return false;
+	if (*left > 1) {
+		*left -= 1;
+		return false;
+	}
+	const bool due = *left == 1;
+	*left = 1 + bpf_get_prandom_u32() % (2 * launch_stack_every - 1);
+	return due;
+}
+
+static __always_inline void sample_launch_stack(struct pt_regs *ctx, __u32 tgid,
+						__u64 proc_start_ns)
+{
+	struct nt_launch_stack_key key = {
+		.tgid = tgid,
+		.stack_id = user_stack_id(ctx),
+		.proc_start_ns = proc_start_ns,
+		.caller = entry_return_address(ctx),
+	};
+	static const __u64 one = 1;
+	__u64 *samples;
+
+	if (key.stack_id == NT_NO_STACK)
+		return;
+	samples = bpf_map_lookup_elem(&launch_stacks, &key);
+	if (samples) {
+		__sync_fetch_and_add(samples, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&launch_stacks, &key, &one, BPF_NOEXIST) == 0)
+		return;
+	samples = bpf_map_lookup_elem(&launch_stacks, &key);
+	if (samples)
+		__sync_fetch_and_add(samples, 1);
+	else
+		count_stat(NT_STAT_LAUNCH_STACKS_FULL);
+}
 
 static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 {
@@ -55,16 +125,16 @@ static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 
 	if (count) {
 		__sync_fetch_and_add(count, 1);
-		return 0;
+	} else if (bpf_map_update_elem(&launches, &key, &one, BPF_NOEXIST) != 0) {
+		/* Another CPU inserted the key first, or the map is full. */
+		count = bpf_map_lookup_elem(&launches, &key);
+		if (count)
+			__sync_fetch_and_add(count, 1);
+		else
+			count_stat(NT_STAT_LAUNCH_MAP_FULL);
 	}
-	if (bpf_map_update_elem(&launches, &key, &one, BPF_NOEXIST) == 0)
-		return 0;
-	/* Another CPU inserted the key first, or the map is full. */
-	count = bpf_map_lookup_elem(&launches, &key);
-	if (count)
-		__sync_fetch_and_add(count, 1);
-	else
-		count_stat(NT_STAT_LAUNCH_MAP_FULL);
+	if (launch_stack_due())
+		sample_launch_stack(ctx, tgid, key.proc_start_ns);
 	return 0;
 }
 

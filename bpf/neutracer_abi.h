@@ -10,11 +10,13 @@
 #ifdef __BPF__
 typedef __u8 nt_u8;
 typedef __u32 nt_u32;
+typedef __s32 nt_s32;
 typedef __u64 nt_u64;
 #else
 #include <stdint.h>
 typedef uint8_t nt_u8;
 typedef uint32_t nt_u32;
+typedef int32_t nt_s32;
 typedef uint64_t nt_u64;
 #endif
 
@@ -109,6 +111,31 @@ struct nt_thread_context {
 /* Longest kernel name copied out of a traced process (mangled, NUL included). */
 #define NT_NAME_MAX 4096
 
+/*
+ * Native call stacks (docs/architecture.md, "Call sites"). The kernel walks the calling
+ * thread's user stack through frame pointers into the stack-trace map `stacks` (one map, shared
+ * by cuda_launch and cuda_calls); records carry the id it returns. An id is a hash bucket: a
+ * different stack whose hash lands on an occupied bucket is not stored (no BPF_F_REUSE_STACKID,
+ * so an id never changes meaning while user space may hold it), and the record carries
+ * NT_NO_STACK instead, counted in NT_STAT_STACK_LOST. User space deletes ids nothing refers to.
+ *
+ * Stacks taken at a function's entry (sync calls, sampled launches) also carry `caller`, the
+ * return address on top of the stack: kernels without perf's uprobe-at-entry fix-up skip the
+ * immediate caller there (the probed function has not pushed its frame yet). Stacks taken at a
+ * return probe (allocations) start at the call site itself.
+ */
+#define NT_NO_STACK (-1)
+/* Frames kept per stack at most: the kernel's default kernel.perf_event_max_stack. */
+#define NT_STACK_MAX_DEPTH 127
+
+/* Sampled launch stacks: key -> __u64 samples (1 in `launch_stack_every` launches, jittered). */
+struct nt_launch_stack_key {
+	nt_u32 tgid;
+	nt_s32 stack_id;
+	nt_u64 proc_start_ns;
+	nt_u64 caller; /* return address at the launch API's entry */
+};
+
 /* In-kernel launch counter: key -> __u64 count. */
 struct nt_launch_key {
 	nt_u32 tgid;
@@ -130,6 +157,9 @@ struct nt_inflight_call {
 	nt_u64 enter_ns; /* CLOCK_MONOTONIC */
 	nt_u64 args[5];
 	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
+	nt_s32 stack_id; /* sync calls: the waiting thread's stack at entry; else NT_NO_STACK */
+	nt_u32 pad;
+	nt_u64 caller; /* with stack_id: the return address at entry */
 };
 
 enum nt_event_kind {
@@ -147,7 +177,11 @@ struct nt_call_event {
 	nt_u64 enter_ns;
 	nt_u64 exit_ns;
 	nt_u32 result; /* CUresult */
-	nt_u32 pad;
+	/*
+	 * Allocations: the caller's stack at return (failed ones too); sync calls: the stack at
+	 * entry (with `caller`); NT_NO_STACK otherwise, or when stacks are off or lost.
+	 */
+	nt_s32 stack_id;
 	nt_u64 args[5];
 	/*
 	 * Values read at return: allocations out[0] = address/handle (pitch:
@@ -157,6 +191,7 @@ struct nt_call_event {
 	 */
 	nt_u64 out[2];
 	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
+	nt_u64 caller;  /* sync calls with a stack: the return address at entry; else 0 */
 };
 
 /* A kernel handle and its mangled name, from cuModuleGetFunction / cuLibraryGetKernel. */
@@ -179,6 +214,8 @@ enum nt_stat {
 	NT_STAT_LAUNCH_MAP_FULL,       /* launch not counted: map full */
 	NT_STAT_INFLIGHT_MAP_FULL,     /* call entry not recorded: map full */
 	NT_STAT_RETURN_WITHOUT_ENTRY,  /* return probe found no entry */
+	NT_STAT_STACK_LOST,            /* stack not stored: its id's bucket holds another, or no walk */
+	NT_STAT_LAUNCH_STACKS_FULL,    /* sampled launch stack not counted: map full */
 	NT_STAT_MAX,
 };
 

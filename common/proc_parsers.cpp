@@ -35,10 +35,9 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line) {
   // address perms offset dev inode [path]
   std::string_view rest = line;
   const auto range = next_field(rest);
-  if (next_field(rest).empty())
-    return std::nullopt;
+  const auto perms = next_field(rest);
   const auto offset = parse_number<std::uint64_t>(next_field(rest), 16);
-  if (!offset)
+  if (perms.empty() || !offset)
     return std::nullopt;
   const auto dash = range.find('-');
   const auto start = parse_number<std::uint64_t>(range.substr(0, dash), 16);
@@ -67,6 +66,7 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line) {
   entry.start = *start;
   entry.end = *end;
   entry.offset = *offset;
+  entry.executable = perms.size() >= 3 && perms[2] == 'x';
   entry.dev = makedev(*major, *minor);
   entry.inode = *inode;
   constexpr std::string_view kDeleted = " (deleted)";

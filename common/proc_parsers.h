@@ -16,6 +16,7 @@ struct MapsEntry {
   std::uint64_t inode = 0;
   std::string path;     // as the process sees it (inside its mount namespace)
   bool deleted = false; // the file was replaced or removed after mapping
+  bool executable = false; // its permissions include x
 };
 
 // Parses a maps line; nullopt for anonymous mappings and malformed lines.

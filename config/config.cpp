@@ -117,6 +117,30 @@ std::optional<std::string> check_launch_sample_period(milliseconds value) {
   return check_duration_range(value, milliseconds(100), milliseconds(60'000));
 }
 
+// The kernel's default kernel.perf_event_max_stack (NT_STACK_MAX_DEPTH): a stack map cannot
+// hold more frames.
+constexpr std::uint64_t kMaxStackDepth = 127;
+
+std::optional<std::string> check_stack_depth(std::uint64_t value) {
+  return check_range(value, 1, kMaxStackDepth);
+}
+std::optional<std::string> check_launch_sample_every(std::uint64_t value) {
+  if (value == 0)
+    return std::nullopt;
+  if (auto problem = check_range(value, 1, 1u << 30))
+    return *problem + " (or 0 for no launch sites)";
+  return std::nullopt;
+}
+std::optional<std::string> check_sites_per_process(std::uint64_t value) {
+  return check_range(value, 1, 65536);
+}
+std::optional<std::string> check_max_sites(std::uint64_t value) {
+  return check_range(value, 1, 1u << 20);
+}
+std::optional<std::string> check_stack_map_entries(std::uint64_t value) {
+  return check_range(value, 64, 1u << 20);
+}
+
 // Fields checked only by range; each table row reads, checks and names one value.
 constexpr milliseconds kMinDetectorDuration{1000};
 constexpr milliseconds kMaxDetectorDuration{24 * 3600 * 1000};
@@ -594,6 +618,36 @@ const std::vector<Field> kGpuHealthFields = {
      nullptr},
 };
 
+const std::vector<Field> kStacksFields = {
+    {"enabled", [](const YAML::Node &v, Config &c) { return read_bool(v, c.stacks.enabled); },
+     nullptr},
+    {"max_depth",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.stacks.max_depth, check_stack_depth);
+     },
+     nullptr},
+    {"launch_sample_every",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.stacks.launch_sample_every, check_launch_sample_every);
+     },
+     nullptr},
+    {"max_sites_per_process",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.stacks.max_sites_per_process, check_sites_per_process);
+     },
+     nullptr},
+    {"max_sites",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.stacks.max_sites, check_max_sites);
+     },
+     nullptr},
+    {"map_entries",
+     [](const YAML::Node &v, Config &c) {
+       return read_u32_field(v, c.stacks.map_entries, check_stack_map_entries);
+     },
+     nullptr},
+};
+
 const std::vector<Field> kTopFields = {
     {"listen",
      [](const YAML::Node &v, Config &c) {
@@ -628,6 +682,7 @@ const std::vector<Field> kTopFields = {
     {"kubernetes", nullptr, &kKubernetesFields},
     {"nvml", nullptr, &kNvmlFields},
     {"gpu_health", nullptr, &kGpuHealthFields},
+    {"stacks", nullptr, &kStacksFields},
 };
 
 std::string known_keys(const std::vector<Field> &fields, const std::string &prefix) {
@@ -959,6 +1014,26 @@ std::optional<ConfigError> validate_config(const Config &config) {
       return ConfigError{invalid_value("gpu_health.xid_journal_per_minute",
                                        std::to_string(config.gpu_health.xid_journal_per_minute),
                                        *problem)};
+    const Config::Stacks &stacks = config.stacks;
+    struct Checked {
+      const char *key;
+      std::uint32_t value;
+      std::optional<std::string> (*check)(std::uint64_t);
+    };
+    for (const Checked &field :
+         {Checked{"stacks.max_depth", stacks.max_depth, check_stack_depth},
+          Checked{"stacks.launch_sample_every", stacks.launch_sample_every,
+                  check_launch_sample_every},
+          Checked{"stacks.max_sites_per_process", stacks.max_sites_per_process,
+                  check_sites_per_process},
+          Checked{"stacks.max_sites", stacks.max_sites, check_max_sites},
+          Checked{"stacks.map_entries", stacks.map_entries, check_stack_map_entries}})
+      if (auto problem = field.check(field.value))
+        return ConfigError{invalid_value(field.key, std::to_string(field.value), *problem)};
+    if (stacks.max_sites < stacks.max_sites_per_process)
+      return ConfigError{invalid_value("stacks.max_sites", std::to_string(stacks.max_sites),
+                                       "must be at least stacks.max_sites_per_process (" +
+                                           std::to_string(stacks.max_sites_per_process) + ")")};
     return std::nullopt;
   } catch (const std::exception &e) {
     return ConfigError{std::string("configuration check failed: ") + e.what()};

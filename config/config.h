@@ -128,6 +128,26 @@ struct Config {
     bool operator==(const GpuHealth &) const = default;
   } gpu_health;
 
+  struct Stacks {
+    // Record where CUDA calls come from: native call stacks (frame pointers) of allocations,
+    // failed allocations, synchronisations and sampled launches, named from ELF symbols.
+    bool enabled = true;
+    // Frames kept per stack (the kernel walks at most kernel.perf_event_max_stack, 127).
+    std::uint32_t max_depth = 64;
+    // About 1 in this many kernel launches records its stack (random gaps, this on average);
+    // 0: no launch sites.
+    std::uint32_t launch_sample_every = 1000;
+    // Call sites kept per process and over all processes; calls beyond them count in an
+    // over-limit site.
+    std::uint32_t max_sites_per_process = 256;
+    std::uint32_t max_sites = 16384;
+    // Distinct stacks the kernel's stack map holds at once (rounded up to a power of two); a
+    // stack whose hash lands on a taken slot is lost (counted).
+    std::uint32_t map_entries = 8192;
+
+    bool operator==(const Stacks &) const = default;
+  } stacks;
+
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;
 };

@@ -249,8 +249,9 @@ void CudaState::record_change(ProcessState &state, const nt_call_event &event,
     ++state.memory_changes_dropped;
     return;
   }
-  state.memory_changes.push_back(
-      {event.exit_ns, kind, address, bytes, state.gpu_bytes_in_use(), event.result});
+  state.memory_changes.push_back({event.exit_ns, kind, address, bytes, state.gpu_bytes_in_use(),
+                                  event.result,
+                                  kind == MemoryChangeKind::free ? NT_NO_STACK : event.stack_id});
 }
 
 void CudaState::apply_free(ProcessState &state, const nt_call_event &event) {

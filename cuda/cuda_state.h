@@ -47,6 +47,8 @@ struct InflightCall {
   std::uint64_t proc_start_ns = 0;
   nt_api api = NT_API_NONE;
   std::uint64_t enter_ns = 0;
+  std::int32_t stack_id = NT_NO_STACK; // sync calls: the waiting thread's stack at entry
+  std::uint64_t caller = 0;            // with stack_id: the return address at entry
 };
 
 // A CUdevice ordinal as the process sees it; this when the device of a call is unknown.

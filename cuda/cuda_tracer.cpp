@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -39,6 +40,46 @@ template <typename Key, typename Value, typename Fn> void for_each_entry(int fd,
   }
 }
 
+// Reads a whole hash map: batched (one syscall per 4096 entries instead of two per entry), or
+// key by key where batched lookups are unavailable.
+template <typename Key, typename Value, typename Fn> void read_hash_map(int fd, Fn &&add) {
+  constexpr std::uint32_t kChunk = 4096;
+  std::vector<Key> keys(kChunk);
+  std::vector<Value> values(kChunk);
+  std::vector<std::pair<Key, Value>> entries;
+  alignas(8) unsigned char in_batch[sizeof(Key)] = {};
+  alignas(8) unsigned char out_batch[sizeof(Key)] = {};
+  bool first = true;
+  for (;;) {
+    std::uint32_t count = kChunk;
+    const int error = bpf_map_lookup_batch(fd, first ? nullptr : in_batch, out_batch, keys.data(),
+                                           values.data(), &count, nullptr);
+    for (std::uint32_t i = 0; i < count && (error == 0 || error == -ENOENT); ++i)
+      entries.emplace_back(keys[i], values[i]);
+    if (error == -ENOENT) {
+      for (const auto &[key, value] : entries)
+        add(key, value);
+      return;
+    }
+    if (error != 0)
+      break; // not supported here (or a bucket larger than a chunk): walk the keys instead
+    std::memcpy(in_batch, out_batch, sizeof in_batch);
+    first = false;
+  }
+  for_each_entry<Key, Value>(fd, add);
+}
+
+// The most frames the kernel walks (kernel.perf_event_max_stack); a stack map may not hold more.
+std::uint32_t kernel_max_stack() {
+  std::uint32_t value = NT_STACK_MAX_DEPTH;
+  if (FILE *file = std::fopen("/proc/sys/kernel/perf_event_max_stack", "re")) {
+    if (std::fscanf(file, "%u", &value) != 1)
+      value = NT_STACK_MAX_DEPTH;
+    std::fclose(file);
+  }
+  return value;
+}
+
 } // namespace
 
 void CudaTracer::LaunchDeleter::operator()(cuda_launch *skeleton) const {
@@ -72,6 +113,14 @@ CudaTracer::CudaTracer(const TracerSettings &settings)
 }
 
 void CudaTracer::load(const TracerSettings &settings) {
+  stack_depth_ = settings.stack_depth;
+  if (const auto most = kernel_max_stack(); stack_depth_ > most) {
+    spdlog::warn("stacks.max_depth {} is more than this kernel walks (kernel.perf_event_max_stack "
+                 "= {}): keeping {} frames per stack",
+                 stack_depth_, most, most);
+    stack_depth_ = most;
+  }
+  const bool stacks = stack_depth_ > 0;
   const auto per_process = [](bpf_program *program) {
     bpf_program__set_expected_attach_type(program,
                                           static_cast<bpf_attach_type>(kUprobeMultiAttachType));
@@ -81,6 +130,15 @@ void CudaTracer::load(const TracerSettings &settings) {
       [&](cuda_launch *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.launches, settings.launch_map_entries);
         skeleton->rodata->gated = per_process_launch_probes_ ? 1 : 0;
+        // Without stacks the maps shrink to one entry: a stack map is allocated whole.
+        bpf_map__set_max_entries(skeleton->maps.stacks, stacks ? settings.stack_map_entries : 1);
+        bpf_map__set_value_size(skeleton->maps.stacks,
+                                (stacks ? stack_depth_ : 1) * sizeof(std::uint64_t));
+        skeleton->rodata->capture_stacks = stacks ? 1 : 0;
+        const std::uint32_t every = stacks ? settings.launch_stack_every : 0;
+        skeleton->rodata->launch_stack_every = every;
+        bpf_map__set_max_entries(skeleton->maps.launch_stacks,
+                                 every ? settings.launch_stack_entries : 1);
         if (per_process_launch_probes_) {
           per_process(skeleton->progs.launch_handle_arg1);
           per_process(skeleton->progs.launch_handle_arg2);
@@ -104,6 +162,13 @@ void CudaTracer::load(const TracerSettings &settings) {
             error != 0)
           throw TracerError(TracerError::Reason::other,
                             "cannot share the thread context map: " + errno_text(-error));
+        // One stack map: ids from either program name the same stacks.
+        skeleton->rodata->capture_stacks = stacks ? 1 : 0;
+        if (const int error =
+                bpf_map__reuse_fd(skeleton->maps.stacks, bpf_map__fd(launch_->maps.stacks));
+            error != 0)
+          throw TracerError(TracerError::Reason::other,
+                            "cannot share the stack map: " + errno_text(-error));
       },
       kKernelNeeds));
   ring_buffer_.reset(ring_buffer__new(
@@ -334,34 +399,72 @@ void CudaTracer::poll(std::chrono::milliseconds timeout,
 
 std::vector<LaunchCount> CudaTracer::read_launch_counts() const {
   std::vector<LaunchCount> counts;
-  const int fd = bpf_map__fd(launch_->maps.launches);
-  const auto add = [&](const nt_launch_key &key, std::uint64_t value) {
-    counts.push_back({key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle, value,
-                      key.context});
-  };
-  // Batched reads cost one syscall per 4096 entries instead of two per entry.
-  constexpr std::uint32_t kChunk = 4096;
-  std::vector<nt_launch_key> keys(kChunk);
-  std::vector<std::uint64_t> values(kChunk);
-  alignas(8) unsigned char in_batch[sizeof(nt_launch_key)] = {};
-  alignas(8) unsigned char out_batch[sizeof(nt_launch_key)] = {};
-  bool first = true;
-  for (;;) {
-    std::uint32_t count = kChunk;
-    const int error = bpf_map_lookup_batch(fd, first ? nullptr : in_batch, out_batch, keys.data(),
-                                           values.data(), &count, nullptr);
-    for (std::uint32_t i = 0; i < count && (error == 0 || error == -ENOENT); ++i)
-      add(keys[i], values[i]);
-    if (error == -ENOENT)
-      return counts;
-    if (error != 0)
-      break; // not supported here (or a bucket larger than a chunk): walk the keys instead
-    std::memcpy(in_batch, out_batch, sizeof in_batch);
-    first = false;
-  }
-  counts.clear();
-  for_each_entry<nt_launch_key, std::uint64_t>(fd, add);
+  read_hash_map<nt_launch_key, std::uint64_t>(
+      bpf_map__fd(launch_->maps.launches), [&](const nt_launch_key &key, std::uint64_t value) {
+        counts.push_back({key.tgid, key.proc_start_ns, static_cast<nt_api>(key.api), key.handle,
+                          value, key.context});
+      });
   return counts;
+}
+
+std::optional<std::vector<std::uint64_t>> CudaTracer::read_stack(std::int32_t id) const {
+  if (stack_depth_ == 0 || id < 0)
+    return std::nullopt;
+  std::vector<std::uint64_t> frames(stack_depth_);
+  const auto key = static_cast<std::uint32_t>(id);
+  if (bpf_map_lookup_elem(bpf_map__fd(launch_->maps.stacks), &key, frames.data()) != 0)
+    return std::nullopt;
+  // The kernel zero-fills past the frames it walked.
+  while (!frames.empty() && frames.back() == 0)
+    frames.pop_back();
+  return frames;
+}
+
+std::vector<std::int32_t> CudaTracer::stack_ids() const {
+  std::vector<std::int32_t> ids;
+  if (stack_depth_ == 0)
+    return ids;
+  const int fd = bpf_map__fd(launch_->maps.stacks);
+  std::uint32_t key = 0, next = 0;
+  const std::uint32_t *previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    ids.push_back(static_cast<std::int32_t>(next));
+    key = next;
+    previous = &key;
+  }
+  return ids;
+}
+
+void CudaTracer::delete_stacks(const std::vector<std::int32_t> &ids) {
+  const int fd = bpf_map__fd(launch_->maps.stacks);
+  for (const auto id : ids) {
+    const auto key = static_cast<std::uint32_t>(id);
+    bpf_map_delete_elem(fd, &key);
+  }
+}
+
+std::vector<LaunchStackCount> CudaTracer::read_launch_stacks() const {
+  std::vector<LaunchStackCount> counts;
+  if (stack_depth_ == 0)
+    return counts;
+  read_hash_map<nt_launch_stack_key, std::uint64_t>(
+      bpf_map__fd(launch_->maps.launch_stacks),
+      [&](const nt_launch_stack_key &key, std::uint64_t samples) {
+        counts.push_back({key.tgid, key.proc_start_ns, key.stack_id, key.caller, samples});
+      });
+  return counts;
+}
+
+void CudaTracer::delete_launch_stacks(const std::vector<LaunchStackCount> &entries) {
+  const int fd = bpf_map__fd(launch_->maps.launch_stacks);
+  for (const auto &entry : entries) {
+    nt_launch_stack_key key{};
+    key.tgid = entry.tgid;
+    key.stack_id = entry.stack_id;
+    key.proc_start_ns = entry.proc_start_ns;
+    key.caller = entry.caller;
+    bpf_map_delete_elem(fd, &key);
+  }
 }
 
 std::vector<InflightCall> CudaTracer::read_inflight_calls() const {
@@ -371,7 +474,7 @@ std::vector<InflightCall> CudaTracer::read_inflight_calls() const {
       fd, [&](const nt_inflight_key &key, const nt_inflight_call &call) {
         calls.push_back({static_cast<std::uint32_t>(key.pid_tgid >> 32),
                          static_cast<std::uint32_t>(key.pid_tgid), call.proc_start_ns,
-                         static_cast<nt_api>(key.api), call.enter_ns});
+                         static_cast<nt_api>(key.api), call.enter_ns, call.stack_id, call.caller});
       });
   return calls;
 }
@@ -424,6 +527,9 @@ TracerStats CudaTracer::stats() const {
   stats.inflight_map_full = sum(calls_->maps.stats, NT_STAT_INFLIGHT_MAP_FULL);
   stats.return_without_entry = sum(calls_->maps.stats, NT_STAT_RETURN_WITHOUT_ENTRY);
   stats.launch_map_full = sum(launch_->maps.stats, NT_STAT_LAUNCH_MAP_FULL);
+  stats.stacks_lost =
+      sum(calls_->maps.stats, NT_STAT_STACK_LOST) + sum(launch_->maps.stats, NT_STAT_STACK_LOST);
+  stats.launch_stacks_full = sum(launch_->maps.stats, NT_STAT_LAUNCH_STACKS_FULL);
   return stats;
 }
 

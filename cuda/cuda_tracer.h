@@ -34,6 +34,13 @@ struct TracerSettings {
   // open (adaptive counting); so do the probes of cuKernelGetFunction, which PyTorch calls
   // next to its launches (47 times per CNN step) and whose answers repeat.
   bool per_process_launch_probes = false;
+  // Native call stacks (bpf/neutracer_abi.h): frames kept per stack, 0 for none (no capture);
+  // more than the kernel's perf_event_max_stack is lowered to it.
+  std::uint32_t stack_depth = 0;
+  std::uint32_t stack_map_entries = 8192;
+  // About 1 in this many launches records its stack; 0: no launch stacks.
+  std::uint32_t launch_stack_every = 0;
+  std::uint32_t launch_stack_entries = 16384;
 };
 
 class CudaTracer : public CudaTracing {
@@ -68,6 +75,14 @@ public:
   void set_launch_gate(std::uint32_t tgid, bool open) override;
   void forget_launch_gate(std::uint32_t tgid) override;
   void drop_sampled_calls(std::uint32_t tgid) override;
+
+  // StackMap.
+  std::uint32_t stack_depth() const override { return stack_depth_; }
+  std::optional<std::vector<std::uint64_t>> read_stack(std::int32_t id) const override;
+  std::vector<std::int32_t> stack_ids() const override;
+  void delete_stacks(const std::vector<std::int32_t> &ids) override;
+  std::vector<LaunchStackCount> read_launch_stacks() const override;
+  void delete_launch_stacks(const std::vector<LaunchStackCount> &entries) override;
 
   std::vector<InflightCall> read_inflight_calls() const override;
   void delete_launch_counts(const std::vector<LaunchCount> &entries) override;
@@ -107,6 +122,7 @@ private:
   const std::function<void(std::span<const std::byte>)> *sink_ = nullptr;
   std::map<LibraryId, std::vector<Link>> attachments_;
   bool per_process_launch_probes_ = false;
+  std::uint32_t stack_depth_ = 0;
   std::map<LibraryId, LaunchLibrary> launch_libraries_;
   std::map<int, std::vector<UniqueFd>> process_launch_links_; // uprobe_multi links
   // Declared last: destroyed first, so links being removed never outlive their programs.

@@ -13,6 +13,7 @@
 #include "cuda/cuda_discovery.h"
 #include "cuda/cuda_state.h"
 #include "cuda/launch_probe_control.h"
+#include "cuda/stack_map.h"
 
 namespace neutracer {
 
@@ -31,9 +32,11 @@ struct TracerStats {
   std::uint64_t launch_map_full = 0;
   std::uint64_t inflight_map_full = 0;
   std::uint64_t return_without_entry = 0;
+  std::uint64_t stacks_lost = 0;        // stacks not stored (id bucket taken, no walk)
+  std::uint64_t launch_stacks_full = 0; // sampled launch stacks not counted: map full
 };
 
-class CudaTracing : public LaunchProbeControl {
+class CudaTracing : public LaunchProbeControl, public StackMap {
 public:
   // Attaches every probe to one library file, system-wide. Never throws.
   virtual AttachSummary attach(const CudaLibrary &library) = 0;

@@ -11,7 +11,9 @@
 
 namespace neutracer {
 
-static_assert(sizeof(nt_call_event) == 112);
+static_assert(sizeof(nt_call_event) == 120);
+static_assert(offsetof(nt_call_event, stack_id) == 44);
+static_assert(offsetof(nt_call_event, caller) == 112);
 static_assert(offsetof(nt_call_event, args) == 48);
 static_assert(offsetof(nt_call_event, out) == 88);
 static_assert(sizeof(nt_name_event) == 48 + NT_NAME_MAX);
@@ -19,7 +21,8 @@ static_assert(offsetof(nt_name_event, name) == 48);
 static_assert(sizeof(nt_launch_key) == 32);
 static_assert(sizeof(nt_inflight_key) == 16);
 static_assert(sizeof(nt_thread_context) == 48);
-static_assert(sizeof(nt_inflight_call) == 64);
+static_assert(sizeof(nt_inflight_call) == 80);
+static_assert(sizeof(nt_launch_stack_key) == 24);
 
 struct NameEvent {
   nt_api api = NT_API_NONE;

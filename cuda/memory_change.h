@@ -14,6 +14,9 @@ struct MemoryChange {
   std::uint64_t bytes = 0;      // allocated, freed or requested
   std::uint64_t used_after = 0; // GPU-resident bytes (device, managed, vmm) in use afterwards
   std::uint32_t error = 0;      // CUresult of a failed allocation
+  // Allocations and failed ones: the id of the caller's stack in the kernel's stack map
+  // (bpf/neutracer_abi.h); -1 (NT_NO_STACK) when none was taken.
+  std::int32_t stack_id = -1;
 };
 
 // CUDA_ERROR_OUT_OF_MEMORY: the only failure that is an out-of-memory. Others (PyTorch probing

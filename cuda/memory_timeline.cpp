@@ -25,7 +25,8 @@ void MemoryTimeline::drop_oldest(const ProcessId &id) {
   by_size_.insert({timeline.blocks.size(), id});
 }
 
-void MemoryTimeline::record(const ProcessId &id, std::span<const MemoryChange> changes) {
+void MemoryTimeline::record(const ProcessId &id, std::span<const MemoryChange> changes,
+                            const std::function<std::int32_t(const MemoryChange &)> &site_of) {
   auto &timeline = timelines_[id];
   auto &live = live_[id];
   for (const auto &change : changes) {
@@ -37,7 +38,8 @@ void MemoryTimeline::record(const ProcessId &id, std::span<const MemoryChange> c
         drop_oldest(std::prev(by_size_.end())->second); // the largest; perhaps this one
       by_size_.erase({timeline.blocks.size(), id});
       live.sequence_of_address[change.address] = live.front_sequence + timeline.blocks.size();
-      timeline.blocks.push_back({change.address, change.bytes, change.time_ns, 0});
+      timeline.blocks.push_back(
+          {change.address, change.bytes, change.time_ns, 0, site_of ? site_of(change) : -1});
       ++total_blocks_;
       by_size_.insert({timeline.blocks.size(), id});
       break;
@@ -54,7 +56,7 @@ void MemoryTimeline::record(const ProcessId &id, std::span<const MemoryChange> c
       if (timeline.failures.size() == max_failures_ && !timeline.failures.empty())
         timeline.failures.pop_front();
       if (max_failures_ > 0)
-        timeline.failures.push_back({change.time_ns, change.bytes});
+        timeline.failures.push_back({change.time_ns, change.bytes, site_of ? site_of(change) : -1});
       break;
     }
   }

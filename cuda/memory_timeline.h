@@ -3,6 +3,7 @@
 // allocations, for the memory timeline page. Pure: fed with the memory change log.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -20,11 +21,13 @@ struct TimelineBlock {
   std::uint64_t bytes = 0;
   std::uint64_t allocated_ns = 0;
   std::uint64_t freed_ns = 0; // 0 while live
+  std::int32_t site = -1;     // the call site's index among the process's sites; -1 unknown
 };
 
 struct TimelineFailure {
   std::uint64_t time_ns = 0;
   std::uint64_t bytes = 0; // requested
+  std::int32_t site = -1;  // as in TimelineBlock
 };
 
 struct ProcessTimeline {
@@ -43,7 +46,9 @@ public:
   explicit MemoryTimeline(std::size_t max_blocks = 4096, std::size_t max_failures = 256,
                           std::size_t max_total_blocks = kMaxTimelineBlocksInTotal);
 
-  void record(const ProcessId &id, std::span<const MemoryChange> changes);
+  // `site_of`, when given, names the call site of each allocation and failed allocation.
+  void record(const ProcessId &id, std::span<const MemoryChange> changes,
+              const std::function<std::int32_t(const MemoryChange &)> &site_of = {});
   void forget(const ProcessId &id);
 
   const std::map<ProcessId, ProcessTimeline> &processes() const { return timelines_; }

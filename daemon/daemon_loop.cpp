@@ -16,6 +16,7 @@
 #include "common/proc_parsers.h"
 #include "daemon/process_gpu_headroom.h"
 #include "detectors/alert_journal.h"
+#include "exporters/alert_site.h"
 #include "exporters/api_json.h"
 #include "exporters/container_metrics.h"
 #include "exporters/gpu_health_metrics.h"
@@ -96,6 +97,15 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
         parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive),
         std::move(rules), sampling, tracer_, monotonic_ns);
   }
+  if (config.stacks.enabled && tracer_.stack_depth() > 0) {
+    SiteRecorderSettings settings;
+    settings.sites.max_sites_per_process = config.stacks.max_sites_per_process;
+    settings.sites.max_sites = config.stacks.max_sites;
+    sites_.emplace(tracer_, procfs_, settings);
+    detectors_.set_site_lookup([this](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
+      return notice_site_of(id, kind, time_ns);
+    });
+  }
   raise_open_file_limit();
   for (const auto &gpu : host_gpus_)
     spdlog::info("GPU {}: {} at {}", gpu.index, gpu.uuid, gpu.pci_bus_id);
@@ -153,6 +163,9 @@ void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
       if (launches_)
         track_launches_early(std::visit([](const auto &e) { return e.tgid; }, *event));
       state_.apply(*event);
+      // At once, while the process runs: a new stack is named from its maps.
+      if (const auto *call = std::get_if<nt_call_event>(&*event); call && sites_)
+        sites_->record(state_.process_id(call->tgid, call->proc_start_ns), *call);
     } else {
       ++health_.malformed_events;
     }
@@ -189,6 +202,61 @@ void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<Launc
   const auto stale_calls = std::stable_partition(inflight.begin(), inflight.end(), kept);
   tracer_.delete_inflight_calls({stale_calls, inflight.end()});
   inflight.erase(stale_calls, inflight.end());
+  const auto stale_stacks =
+      std::stable_partition(launch_stacks_.begin(), launch_stacks_.end(), kept);
+  tracer_.delete_launch_stacks({stale_stacks, launch_stacks_.end()});
+  launch_stacks_.erase(stale_stacks, launch_stacks_.end());
+  if (sites_)
+    for (const auto &id : removed)
+      sites_->forget(id);
+}
+
+void DaemonLoop::record_sites(const std::vector<InflightCall> &inflight) {
+  if (!sites_)
+    return;
+  const auto process_of = [this](std::uint32_t tgid, std::uint64_t proc_start_ns) {
+    return state_.process_id(tgid, proc_start_ns);
+  };
+  sites_->set_inflight(inflight, monotonic_ns(), process_of);
+  sites_->set_launch_stacks(launch_stacks_, process_of);
+}
+
+// Which live blocks the leak detector sampled: read only where its samples changed (a sample's
+// site is fixed while the block lives, so the same samples count the same).
+void DaemonLoop::record_leak_samples() {
+  if (!sites_)
+    return;
+  std::erase_if(leak_samples_seen_,
+                [&](const auto &entry) { return !detectors_.findings().contains(entry.first); });
+  for (const auto &[id, findings] : detectors_.findings()) {
+    const std::pair counts{findings.leak.sampled, findings.leak.unfreed};
+    auto [seen, added] = leak_samples_seen_.try_emplace(id, counts);
+    if (!added && seen->second == counts)
+      continue;
+    seen->second = counts;
+    sites_->set_leak_samples(id, detectors_.leak_sample_addresses(id));
+  }
+}
+
+std::optional<NoticeSite> DaemonLoop::notice_site_of(const ProcessId &id, AlertKind kind,
+                                                     std::uint64_t time_ns) const {
+  if (!sites_)
+    return std::nullopt;
+  SitePurpose purpose = SitePurpose::failure;
+  switch (kind) {
+  case AlertKind::oom:
+  case AlertKind::fragmentation:
+    purpose = SitePurpose::failure;
+    break;
+  case AlertKind::memory_leak:
+    purpose = SitePurpose::leak;
+    break;
+  case AlertKind::hang:
+    purpose = SitePurpose::wait;
+    break;
+  }
+  const Site *site = sites_->site_for(id, purpose, time_ns);
+  return site ? notice_site(*site) : std::nullopt;
 }
 
 // An exec keeps the PID and start time but starts a new image: the old image's memory, kernels
@@ -242,6 +310,8 @@ void DaemonLoop::scan_once() {
   drain_events(std::chrono::milliseconds(0));
   auto launches = read_launch_counts();
   auto inflight = tracer_.read_inflight_calls();
+  if (sites_)
+    launch_stacks_ = tracer_.read_launch_stacks();
   // Counted from the full reads the scan makes anyway: no extra syscalls.
   map_occupancy_ = {{"launches", launches.size(), tracer_.launch_map_max_entries()},
                     {"inflight", inflight.size(), tracer_.inflight_map_max_entries()}};
@@ -259,6 +329,7 @@ void DaemonLoop::scan_once() {
     return start_ticks == id.start_ticks || (!start_ticks && reading.hit());
   });
   forget(removed, launches, inflight);
+  record_sites(inflight);
   track_images();
   read_visible_gpus();
   sample_os();
@@ -285,6 +356,12 @@ void DaemonLoop::scan_once() {
   health_.ring_buffer_drops = stats.ring_buffer_full;
   health_.launch_map_full = stats.launch_map_full;
   health_.inflight_map_full = stats.inflight_map_full;
+  health_.launch_stacks_full = stats.launch_stacks_full;
+  health_.stacks_lost = stats.stacks_lost;
+  if (sites_) {
+    sites_->end_scan();
+    health_.call_sites = sites_->sites().total_stack_sites();
+  }
   health_.unreadable_processes = discovery.unreadable;
   health_.scan_duration_seconds = std::chrono::duration<double>(now - started).count();
   ++health_.scans;
@@ -363,11 +440,17 @@ void DaemonLoop::run_detectors() {
         sample.user_cpu_seconds + sample.system_cpu_seconds;
   const auto changes = state_.take_memory_changes();
   for (const auto &[id, list] : changes)
-    timeline_.record(id, list);
+    if (sites_)
+      timeline_.record(id, list, [&, id = id](const MemoryChange &change) {
+        return sites_->allocation_site(id, change.stack_id);
+      });
+    else
+      timeline_.record(id, list);
   // The free memory read at the previous scan: before this scan's changes
   // (detectors/device_headroom.h).
   detectors_.scan(state_, changes, cpu_seconds, monotonic_ns(), headroom_);
   headroom_ = process_gpu_headroom(state_, nvml_snapshot_);
+  record_leak_samples();
 
   std::vector<ProcessId> exited_ids;
   for (const auto &exited : state_.take_exited()) {
@@ -381,8 +464,11 @@ void DaemonLoop::run_detectors() {
     write_journal(exit_journal_entry(exited));
   }
   detectors_.forget(exited_ids);
-  for (const auto &id : exited_ids)
+  for (const auto &id : exited_ids) {
     timeline_.forget(id);
+    if (sites_)
+      sites_->forget(id);
+  }
 
   for (const auto &notice : detectors_.take_notices()) {
     const auto entry = journal_entry(notice);
@@ -478,6 +564,12 @@ void DaemonLoop::publish() {
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());
   for (const auto &[id, process] : state_.processes())
     snapshot->comms[id] = process.comm;
+  if (sites_) {
+    snapshot->sites =
+        std::make_shared<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>(
+            sites_->views());
+    snapshot->stacks = {true, tracer_.stack_depth(), config_.stacks.launch_sample_every};
+  }
   snapshot->timeline_now_ns = monotonic_ns();
   timespec wall{};
   clock_gettime(CLOCK_REALTIME, &wall);

@@ -29,6 +29,7 @@
 #include "nvml/nvml_sampler.h"
 #include "os/os_sampler.h"
 #include "os/os_tracing.h"
+#include "stacks/site_recorder.h"
 
 namespace neutracer {
 
@@ -64,6 +65,11 @@ private:
   // Deletes the in-kernel entries of forgotten processes and drops them from this scan's reads.
   void forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
               std::vector<InflightCall> &inflight);
+  // Call sites: the scan's waits in progress and launch stacks, leak samples, exits.
+  void record_sites(const std::vector<InflightCall> &inflight);
+  void record_leak_samples();
+  std::optional<NoticeSite> notice_site_of(const ProcessId &id, AlertKind kind,
+                                           std::uint64_t time_ns) const;
   void drain_events(std::chrono::milliseconds timeout);
   void forget_replaced_images(std::vector<LaunchCount> &launches,
                               std::vector<InflightCall> &inflight);
@@ -115,6 +121,11 @@ private:
   std::shared_ptr<const std::string> kernels_json_;
   std::uint64_t kernels_json_version_ = 0;
   std::size_t metrics_text_bytes_ = 0; // size of the last rendered /metrics text
+  // Call sites (stacks.enabled): absent when stacks are off.
+  std::optional<SiteRecorder> sites_;
+  std::vector<LaunchStackCount> launch_stacks_; // this scan's read
+  // (sampled, unfreed) of each process's leak samples when last given to sites_.
+  std::map<ProcessId, std::pair<std::uint64_t, std::uint64_t>> leak_samples_seen_;
 };
 
 } // namespace neutracer

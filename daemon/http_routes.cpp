@@ -2,10 +2,13 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unistd.h>
 
+#include "exporters/call_sites_json.h"
+#include "exporters/flame_graph_page.h"
 #include "exporters/html_escape.h"
 #include "exporters/memory_timeline_json.h"
 #include "exporters/memory_timeline_page.h"
@@ -50,6 +53,34 @@ HttpResponse with_timeline(const PublishedSnapshot &snapshot, const std::string 
       404, "text/plain; charset=utf-8", "no traced process with pid " + *pid_text + "\n", {}};
 }
 
+// The traced process a request's `pid` names (the newest one with that PID), or the answer
+// that refuses the request.
+struct ProcessLookup {
+  std::optional<ProcessId> process;
+  HttpResponse refusal;
+};
+
+ProcessLookup traced_process(const PublishedSnapshot &snapshot, const std::string &query) {
+  const auto pid_text = query_parameter(query, "pid");
+  int pid = 0;
+  const auto [end, error] =
+      pid_text ? std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid)
+               : std::from_chars_result{nullptr, std::errc::invalid_argument};
+  if (!pid_text || error != std::errc() || end != pid_text->data() + pid_text->size() || pid <= 0)
+    return {std::nullopt,
+            HttpResponse{400, "text/plain; charset=utf-8", "pid must be a positive integer\n", {}}};
+  std::optional<ProcessId> found;
+  for (const auto &[id, comm] : snapshot.comms)
+    if (id.pid == pid)
+      found = id; // ordered by start time: the last is the newest
+  if (!found)
+    return {std::nullopt, HttpResponse{404,
+                                       "text/plain; charset=utf-8",
+                                       "no traced process with pid " + *pid_text + "\n",
+                                       {}}};
+  return {found, {}};
+}
+
 } // namespace
 
 std::string landing_page(const std::string &version, const std::string &host) {
@@ -64,6 +95,8 @@ std::string landing_page(const std::string &version, const std::string &host) {
 <li><a href="/api/v1/processes">/api/v1/processes</a></li>
 <li><a href="/api/v1/alerts">/api/v1/alerts</a></li>
 <li><a href="/memory">/memory</a> (GPU memory timeline per process; JSON: /api/v1/memory?pid=N)</li>
+<li><a href="/flame">/flame</a> (call sites per process, as flame graphs; JSON at
+/api/v1/processes/&lt;pid&gt;/sites)</li>
 <li><a href="/healthz">/healthz</a></li></ul></body></html>
 )";
 }
@@ -100,6 +133,50 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
        [&publisher](const std::string &) {
          return HttpResponse{200, "application/json", publisher.latest()->alerts_json, {}};
        }},
+      {"/api/v1/processes/{pid}/sites",
+       [&publisher](const std::string &query) {
+         const auto snapshot = publisher.latest();
+         const auto id = traced_process(*snapshot, query);
+         if (!id.process)
+           return id.refusal;
+         static const ProcessSitesView kNoSites;
+         const auto found = snapshot->sites->find(*id.process);
+         return HttpResponse{
+             200,
+             "application/json",
+             call_sites_json(*id.process, snapshot->comms.at(*id.process),
+                             found == snapshot->sites->end() ? kNoSites : *found->second,
+                             snapshot->stacks),
+             {}};
+       }},
+      {"/flame",
+       [&publisher](const std::string &query) {
+         const auto snapshot = publisher.latest();
+         if (!query_parameter(query, "pid"))
+           return HttpResponse{200,
+                               "text/html; charset=utf-8",
+                               flame_graph_index(*snapshot->sites, snapshot->comms),
+                               {}};
+         const auto id = traced_process(*snapshot, query);
+         if (!id.process)
+           return id.refusal;
+         static const ProcessSitesView kNoSites;
+         const auto found = snapshot->sites->find(*id.process);
+         const auto &sites = found == snapshot->sites->end() ? kNoSites : *found->second;
+         const auto by = query_parameter(query, "by");
+         const auto weight = by ? parse_flame_weight(*by) : default_flame_weight(sites);
+         if (!weight)
+           return HttpResponse{400,
+                               "text/plain; charset=utf-8",
+                               "by must be live_bytes, allocated_bytes, failed_allocations, "
+                               "launch_samples or wait_seconds\n",
+                               {}};
+         return HttpResponse{
+             200,
+             "text/html; charset=utf-8",
+             flame_graph_page(*id.process, snapshot->comms.at(*id.process), sites, *weight),
+             {}};
+       }},
       {"/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
@@ -111,8 +188,10 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
            return HttpResponse{200,
                                "text/html; charset=utf-8",
-                               memory_timeline_page(id, comm_of(*snapshot, id), timeline,
-                                                    snapshot->timeline_now_ns),
+                               memory_timeline_page(
+                                   id, comm_of(*snapshot, id), timeline, snapshot->timeline_now_ns,
+                                   snapshot->sites->count(id) ? snapshot->sites->at(id).get()
+                                                              : nullptr),
                                {}};
          });
        }},

@@ -78,8 +78,14 @@ int main(int argc, char **argv) {
     // A host that cannot trace stops here, with the reason and its exit code.
     require_kernel_btf();
     require_uprobe_permission();
-    CudaTracer tracer(TracerSettings{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes,
-                                     config.cuda.launch_counting != "exact"});
+    TracerSettings tracing{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes,
+                           config.cuda.launch_counting != "exact"};
+    if (config.stacks.enabled) {
+      tracing.stack_depth = config.stacks.max_depth;
+      tracing.stack_map_entries = config.stacks.map_entries;
+      tracing.launch_stack_every = config.stacks.launch_sample_every;
+    }
+    CudaTracer tracer(tracing);
     // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
     // metrics and the /proc-based OS figures.
     std::unique_ptr<OsTracer> os_tracer;

@@ -183,8 +183,29 @@ void DetectorSet::condition(const ProcessId &id, const ProcessFindings &findings
 void DetectorSet::notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
                          std::uint64_t time_ns, std::string summary,
                          std::vector<std::pair<std::string, std::string>> fields) {
-  AlertNotice notice{
-      kind, id, findings.comm, findings.container, time_ns, std::move(summary), std::move(fields)};
+  std::optional<NoticeSite> site;
+  if (site_lookup_)
+    site = site_lookup_(id, kind, time_ns);
+  if (site) {
+    summary += " at " + site->text;
+    if (!site->function.empty())
+      fields.emplace_back("TARGET_CODE_FUNC", site->function);
+    if (site->line != 0) {
+      fields.emplace_back("TARGET_CODE_FILE", site->module);
+      fields.emplace_back("TARGET_CODE_LINE", std::to_string(site->line));
+    } else if (!site->module.empty()) {
+      fields.emplace_back("TARGET_CODE_MODULE", site->module);
+    }
+    fields.emplace_back("TARGET_CODE_LOCATION", site->location);
+  }
+  AlertNotice notice{kind,
+                     id,
+                     findings.comm,
+                     findings.container,
+                     time_ns,
+                     std::move(summary),
+                     std::move(fields),
+                     std::move(site)};
   recent_.push_back(notice);
   if (recent_.size() > kRecentNotices)
     recent_.pop_front();
@@ -197,6 +218,12 @@ void DetectorSet::forget(const std::vector<ProcessId> &exited) {
     detectors_.erase(id);
     findings_.erase(id);
   }
+}
+
+std::vector<std::uint64_t> DetectorSet::leak_sample_addresses(const ProcessId &id) const {
+  const auto it = detectors_.find(id);
+  return it == detectors_.end() ? std::vector<std::uint64_t>{}
+                                : it->second.leak.unfreed_sample_addresses();
 }
 
 std::vector<ActiveAlert> DetectorSet::active() const {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,18 @@ struct ProcessFindings {
   std::optional<OomEvent> last_oom;
 };
 
+// The code an alert points at, as the daemon's call sites name it (stacks/).
+struct NoticeSite {
+  std::string function; // demangled function, or Python function; empty when unknown
+  std::string module;   // the ELF file, or the Python source file
+  std::string location; // "module+0x1a2b" (native) or "file:line" (Python)
+  std::uint32_t line = 0;
+  std::string text; // for people: "function (module+0x1a2b)"
+};
+// The site of an alert of `kind` about a process, for a notification made at `time_ns`.
+using NoticeSiteLookup =
+    std::function<std::optional<NoticeSite>(const ProcessId &, AlertKind, std::uint64_t time_ns)>;
+
 // One notification that passed the gate; journal entries and /api/v1/alerts are made from it.
 struct AlertNotice {
   AlertKind kind = AlertKind::memory_leak;
@@ -56,6 +69,7 @@ struct AlertNotice {
   std::uint64_t time_ns = 0;                               // CLOCK_MONOTONIC
   std::string summary;                                     // one line for people
   std::vector<std::pair<std::string, std::string>> fields; // upper-case journal fields
+  std::optional<NoticeSite> site;                          // the code it points at, if known
 };
 
 // A notice's words: a line for people and the journal fields.
@@ -84,6 +98,11 @@ public:
 
   // Drops processes that exited; their owed notifications are suppressed.
   void forget(const std::vector<ProcessId> &exited);
+
+  // Names the code each notification points at (summary, TARGET_CODE_* fields).
+  void set_site_lookup(NoticeSiteLookup lookup) { site_lookup_ = std::move(lookup); }
+  // The live blocks a process's leak detector holds as high-water-mark samples.
+  std::vector<std::uint64_t> leak_sample_addresses(const ProcessId &id) const;
 
   std::vector<AlertNotice> take_notices() { return std::exchange(notices_, {}); }
   const std::map<ProcessId, ProcessFindings> &findings() const { return findings_; }
@@ -114,6 +133,7 @@ private:
   std::map<ProcessId, ProcessFindings> findings_;
   std::vector<AlertNotice> notices_;
   std::deque<AlertNotice> recent_;
+  NoticeSiteLookup site_lookup_;
 };
 
 inline constexpr std::size_t kRecentNotices = 100;

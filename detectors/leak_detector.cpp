@@ -159,6 +159,14 @@ void LeakDetector::forget_sample(std::uint64_t address) {
   sample_of_address_.erase(it);
 }
 
+std::vector<std::uint64_t> LeakDetector::unfreed_sample_addresses() const {
+  std::vector<std::uint64_t> addresses;
+  addresses.reserve(address_of_sample_.size());
+  for (const auto &[sample, address] : address_of_sample_)
+    addresses.push_back(address);
+  return addresses;
+}
+
 bool LeakDetector::fast_trend(const std::vector<std::uint64_t> &minimums,
                               std::uint64_t now_ns) const {
   if (!rising(minimums, fast_->windows(), settings_.fast_min_growth_bytes))

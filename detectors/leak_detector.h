@@ -89,6 +89,9 @@ public:
   LeakVerdict evaluate(std::uint64_t now_ns, std::uint64_t used_bytes,
                        std::optional<std::uint64_t> device_free_bytes) const;
 
+  // Addresses of the sampled blocks not freed yet (at most max_sampled_blocks), oldest first.
+  std::vector<std::uint64_t> unfreed_sample_addresses() const;
+
 private:
   struct RecentAllocation {
     std::uint64_t time_ns = 0;

@@ -50,8 +50,8 @@ MetricFamily per_memory_kind(const CudaState &state, std::string name, std::stri
       for (const auto kind : kMemoryKindsInOrder)
         if (shows_memory_kind(kind, counters.memory[static_cast<std::size_t>(kind)]))
           f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
-                                  std::string(memory_kind_name(kind))),
-                             value(counters.memory[static_cast<std::size_t>(kind)])});
+                                    std::string(memory_kind_name(kind))),
+                               value(counters.memory[static_cast<std::size_t>(kind)])});
     });
   return f;
 }
@@ -66,8 +66,8 @@ per_device_direction(const CudaState &state, std::string name, std::string help,
       for (const auto direction : kDirectionsInOrder)
         if (copied_in(counters, static_cast<std::size_t>(direction)))
           f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
-                                  std::string(copy_direction_name(direction))),
-                             value(counters, static_cast<std::size_t>(direction))});
+                                    std::string(copy_direction_name(direction))),
+                               value(counters, static_cast<std::size_t>(direction))});
     });
   return f;
 }
@@ -136,7 +136,15 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
       {{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
   map_errors.samples.push_back(
       {{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
+  map_errors.samples.push_back(
+      {{{"map", "launch_stacks"}}, static_cast<double>(health.launch_stacks_full)});
   out.push_back(std::move(map_errors));
+  counter("neutracer_stacks_lost_total",
+          "Call stacks the kernel did not store (another stack held their slot of the stack "
+          "map); their calls count at a no_stack site.",
+          static_cast<double>(health.stacks_lost));
+  gauge("neutracer_call_sites", "Call sites kept, over all processes (stacks.max_sites bounds it).",
+        static_cast<double>(health.call_sites));
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
         static_cast<double>(health.unreadable_processes));

@@ -30,9 +30,21 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
+// ", from leak_here (trainer+0x1234)" for a block whose site is known; empty otherwise.
+std::string site_text(const ProcessSitesView *sites, std::int32_t site) {
+  if (!sites || site < 0 || static_cast<std::size_t>(site) >= sites->sites.size())
+    return {};
+  const auto &found = sites->sites[static_cast<std::size_t>(site)];
+  if (!found.stack)
+    return found.kind == SiteKind::no_stack ? ", stack not stored" : std::string();
+  const Frame *frame = headline_frame(*found.stack);
+  return frame ? ", from " + html_escape(frame_text(*frame)) : std::string();
+}
+
 } // namespace
 
-std::string memory_timeline_svg(const ProcessTimeline &timeline, std::uint64_t now_ns) {
+std::string memory_timeline_svg(const ProcessTimeline &timeline, std::uint64_t now_ns,
+                                const ProcessSitesView *sites) {
   // Vertical axis: allocations in address order, each address range stacked on the one below,
   // so the picture keeps the driver's layout without the gaps of a 64-bit address space.
   std::map<std::uint64_t, std::uint64_t> extent_of_address; // largest block seen at an address
@@ -77,7 +89,7 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, std::uint64_t n
            human_bytes(static_cast<double>(block.bytes)) +
            format(", allocated at %.3f s", (block.allocated_ns - start_ns) / 1e9) +
            (live ? ", live" : format(", freed at %.3f s", (block.freed_ns - start_ns) / 1e9)) +
-           "</title></rect>\n";
+           site_text(sites, block.site) + "</title></rect>\n";
   }
   for (const auto &failure : timeline.failures) {
     const double x = x_of(failure.time_ns);
@@ -85,7 +97,8 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, std::uint64_t n
                   "stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 3\">",
                   x, kTop, x, kTop + kPlotHeight);
     svg += "<title>failed allocation of " + human_bytes(static_cast<double>(failure.bytes)) +
-           format(" at %.3f s", (failure.time_ns - start_ns) / 1e9) + "</title></line>\n";
+           format(" at %.3f s", (failure.time_ns - start_ns) / 1e9) +
+           site_text(sites, failure.site) + "</title></line>\n";
     svg += format("<path d=\"M %.1f %.0f l -6 -10 l 12 0 z\" fill=\"#d62728\"/>\n", x, kTop);
   }
   // Axes: time along the bottom, stacked address space on the left.
@@ -110,7 +123,8 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, std::uint64_t n
 }
 
 std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
-                                 const ProcessTimeline &timeline, std::uint64_t now_ns) {
+                                 const ProcessTimeline &timeline, std::uint64_t now_ns,
+                                 const ProcessSitesView *sites) {
   std::size_t live = 0;
   std::uint64_t live_bytes = 0;
   for (const auto &block : timeline.blocks)
@@ -128,9 +142,13 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
       std::to_string(timeline.failures.size()) + " failed allocations";
   if (timeline.dropped_blocks > 0)
     page += ", " + std::to_string(timeline.dropped_blocks) + " older allocations not shown";
-  page += ". Dark blue: live; light blue: freed; red: failed allocation. Hover for details. "
-          "<a href=\"/memory\">All processes</a></p>\n";
-  page += memory_timeline_svg(timeline, now_ns);
+  page += ". Dark blue: live; light blue: freed; red: failed allocation. Hover for details";
+  if (sites)
+    page +=
+        " and the call site of each allocation; <a href=\"/flame?pid=" + std::to_string(id.pid) +
+        "\">call sites as a flame graph</a>";
+  page += ". <a href=\"/memory\">All processes</a></p>\n";
+  page += memory_timeline_svg(timeline, now_ns, sites);
   page += "</body></html>\n";
   return page;
 }

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "cuda/memory_timeline.h"
+#include "exporters/call_sites_json.h"
 #include "exposition/exposition.h"
+#include "stacks/site_recorder.h"
 
 namespace neutracer {
 
@@ -27,6 +29,11 @@ struct PublishedSnapshot {
   std::shared_ptr<const std::map<ProcessId, ProcessTimeline>> timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>();
   std::map<ProcessId, std::string> comms;
+  // Call sites per process, rendered per request; a process's view is shared with the main loop
+  // until its sites change.
+  std::shared_ptr<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>> sites =
+      std::make_shared<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>();
+  StackSettingsView stacks;
   std::uint64_t timeline_now_ns = 0;
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
   bool from_a_scan = false; // false only for the placeholder served before the first scan

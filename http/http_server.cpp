@@ -1,6 +1,7 @@
 #include "http/http_server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <civetweb.h>
 #include <cstring>
 #include <spdlog/spdlog.h>
@@ -112,14 +113,40 @@ std::unique_ptr<BasicAuthenticator> make_authenticator(const HttpServerOptions &
 
 } // namespace
 
+std::optional<RouteMatch> match_route(const std::string &path, const HttpRoutes &routes,
+                                      const std::string &query) {
+  if (const auto exact = routes.find(path); exact != routes.end())
+    return RouteMatch{&exact->first, query};
+  for (const auto &[key, handler] : routes) {
+    const auto open = key.find("/{");
+    const auto close = key.find("}", open);
+    if (open == std::string::npos || close == std::string::npos)
+      continue;
+    const std::string_view prefix(key.data(), open + 1), suffix(key.data() + close + 1);
+    if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) ||
+        !path.ends_with(suffix))
+      continue;
+    const std::string value =
+        path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    // One segment, and nothing that could reshape the query it is written into.
+    if (!std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+        }))
+      continue;
+    const std::string name = key.substr(open + 2, close - open - 2);
+    return RouteMatch{&key, name + "=" + value + (query.empty() ? "" : "&" + query)};
+  }
+  return std::nullopt;
+}
+
 HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,
                    const std::string &query) {
-  const auto handler = routes.find(path);
-  if (handler == routes.end())
+  const auto match = match_route(path, routes, query);
+  if (!match)
     return {404, "text/plain; charset=utf-8", "not found; try /metrics\n", {}};
   if (method != "GET" && method != "HEAD")
     return {405, "text/plain; charset=utf-8", "method not allowed\n", {{"Allow", "GET, HEAD"}}};
-  return handler->second(query);
+  return routes.at(*match->key)(match->query);
 }
 
 std::optional<std::string> query_parameter(const std::string &query, const std::string &name) {

@@ -24,7 +24,19 @@ struct HttpResponse {
 
 // Called with the request's query string ("pid=42"), without the '?'.
 using HttpHandler = std::function<HttpResponse(const std::string &query)>;
-using HttpRoutes = std::map<std::string, HttpHandler>; // exact path -> handler
+// Path -> handler. A key is an exact path, or a path with one `{name}` segment
+// ("/api/v1/processes/{pid}/sites") that matches one segment of letters, digits, '.', '_' or '-';
+// the handler then gets that segment as query parameter `name`, ahead of the request's own.
+using HttpRoutes = std::map<std::string, HttpHandler>;
+
+// The key of `routes` that `path` matches (an exact key first) and the query its handler gets;
+// nullopt when none matches.
+struct RouteMatch {
+  const std::string *key = nullptr;
+  std::string query;
+};
+std::optional<RouteMatch> match_route(const std::string &path, const HttpRoutes &routes,
+                                      const std::string &query = "");
 
 // GET and HEAD of a known path run its handler; other methods get 405, other paths 404.
 HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,

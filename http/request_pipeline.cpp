@@ -24,8 +24,9 @@ RequestPipeline::RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent
 
 void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send_answer) {
   const ResponseSender send = [&](const HttpResponse &response) {
-    requests_->count(routes_.contains(request.raw_path) ? request.raw_path : "other",
-                     response.status);
+    // Counted by route: a path template is one label value, whatever its parameter.
+    const auto match = match_route(request.raw_path, routes_);
+    requests_->count(match ? *match->key : "other", response.status);
     send_answer(response);
   };
   if (auto too_large = request_head_problem(request.head_bytes, request.header_count)) {

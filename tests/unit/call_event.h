@@ -20,6 +20,7 @@ inline nt_call_event call_event(nt_api api, std::uint32_t tgid, std::uint64_t pr
   e.tid = tgid;
   e.proc_start_ns = proc_start_ns;
   e.result = result;
+  e.stack_id = NT_NO_STACK;
   std::size_t i = 0;
   for (const auto a : args)
     e.args[i++] = a;

@@ -212,7 +212,13 @@ TEST(ParseConfigYaml, ShippedConfigFileIsExactlyTheDefaults) {
                           "alerts:",
                           "cooldown:",
                           "max_per_minute:",
-                          "journal:"})
+                          "journal:",
+                          "stacks:",
+                          "max_depth:",
+                          "launch_sample_every:",
+                          "max_sites_per_process:",
+                          "max_sites:",
+                          "map_entries:"})
     EXPECT_CONTAINS(text.str(), key);
 }
 
@@ -297,7 +303,8 @@ TEST(ParseConfigYamlErrors, MultipleDocumentsAreRejected) {
 TEST(ParseConfigYamlErrors, UnknownTopLevelKeyIsNamedWithLine) {
   std::string error = parse_error("log_level: info\nlistn: 1.2.3.4:80\n");
   EXPECT_CONTAINS(error, "test.yaml:2: unknown key 'listn'");
-  EXPECT_CONTAINS(error, "known keys: listen, scan_interval, log_level, log_format, proc_root, cuda");
+  EXPECT_CONTAINS(error,
+                  "known keys: listen, scan_interval, log_level, log_format, proc_root, cuda");
 }
 
 TEST(ParseConfigYamlErrors, UnknownNestedKeyIsNamedWithFullPath) {
@@ -493,7 +500,8 @@ TEST(ValidateConfig, ListenPortNotNumeric) {
 }
 
 TEST(ValidateConfig, ListenIpv6NeedsBracketsAndCivetwebSupport) {
-  EXPECT_CONTAINS(validate_error(with_listen("::1:80")), "an IPv6 address needs brackets: [::1]:80");
+  EXPECT_CONTAINS(validate_error(with_listen("::1:80")),
+                  "an IPv6 address needs brackets: [::1]:80");
   EXPECT_CONTAINS(validate_error(with_listen("[::1]80")), "missing port after ']'");
   EXPECT_CONTAINS(validate_error(with_listen("[::1:80")), "'[' without ']'");
   EXPECT_CONTAINS(validate_error(with_listen("[1.2.3.4]:80")), "'1.2.3.4' is not an IPv6 address");
@@ -518,7 +526,8 @@ TEST(ValidateConfig, LogFormat) {
   config.log_format = "json";
   EXPECT_FALSE(validate_config(config));
   config.log_format = "text";
-  EXPECT_CONTAINS(validate_error(config), "log_format: invalid value 'text': must be logfmt or json");
+  EXPECT_CONTAINS(validate_error(config),
+                  "log_format: invalid value 'text': must be logfmt or json");
   EXPECT_EQ(parse_ok("log_format: json\n").log_format, "json");
   EXPECT_CONTAINS(parse_error("log_format: xml\n"), "test.yaml:1: log_format: invalid value 'xml'");
 }
@@ -594,6 +603,50 @@ TEST(ParseConfigYamlErrors, LaunchCountingValuesAreChecked) {
                   "rule 1: match must not be empty");
   EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: x, counting: off, y: 1}\n"),
                   "rule 1: expected exactly the keys match and counting");
+}
+
+} // namespace
+} // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+TEST(ParseConfigYaml, ReadsStacksKeys) {
+  const auto config = parse_ok("stacks:\n"
+                               "  enabled: false\n"
+                               "  max_depth: 32\n"
+                               "  launch_sample_every: 0\n"
+                               "  max_sites_per_process: 10\n"
+                               "  max_sites: 100\n"
+                               "  map_entries: 1024\n");
+  EXPECT_FALSE(config.stacks.enabled);
+  EXPECT_EQ(config.stacks.max_depth, 32u);
+  EXPECT_EQ(config.stacks.launch_sample_every, 0u);
+  EXPECT_EQ(config.stacks.max_sites_per_process, 10u);
+  EXPECT_EQ(config.stacks.max_sites, 100u);
+  EXPECT_EQ(config.stacks.map_entries, 1024u);
+  EXPECT_TRUE(Config{}.stacks.enabled);
+  EXPECT_EQ(Config{}.stacks.launch_sample_every, 1000u);
+}
+
+TEST(ParseConfigYamlErrors, StacksValuesAreChecked) {
+  EXPECT_CONTAINS(parse_error("stacks: {max_depth: 128}\n"),
+                  "stacks.max_depth: invalid value 128: must be between 1 and 127");
+  EXPECT_CONTAINS(parse_error("stacks: {max_depth: 0}\n"), "must be between 1 and 127");
+  EXPECT_CONTAINS(parse_error("stacks: {launch_sample_every: 2000000000}\n"),
+                  "must be between 1 and 1073741824 (or 0 for no launch sites)");
+  EXPECT_CONTAINS(parse_error("stacks: {map_entries: 10}\n"),
+                  "stacks.map_entries: invalid value 10: must be between 64 and 1048576");
+  EXPECT_CONTAINS(parse_error("stacks: {enabled: sometimes}\n"), "expected true or false");
+  Config config;
+  config.stacks.max_sites_per_process = 500;
+  config.stacks.max_sites = 100;
+  EXPECT_CONTAINS(validate_error(config), "stacks.max_sites: invalid value '100': must be at least "
+                                          "stacks.max_sites_per_process (500)");
+  config.stacks.max_sites = 500;
+  config.stacks.max_depth = 0;
+  EXPECT_CONTAINS(validate_error(config), "stacks.max_depth");
+  EXPECT_CONTAINS(parse_error("stacks: {depth: 3}\n"), "unknown key 'stacks.depth'");
 }
 
 } // namespace

@@ -223,9 +223,10 @@ TEST(CudaMetrics, DaemonFamilies) {
   EXPECT_EQ(label(dropped.samples[1].labels, "source"), "malformed");
   EXPECT_EQ(dropped.samples[1].value, 3.0);
   const auto &maps = family(families, "neutracer_bpf_map_update_errors_total");
-  ASSERT_EQ(maps.samples.size(), 2u);
+  ASSERT_EQ(maps.samples.size(), 3u);
   EXPECT_EQ(maps.samples[0].value, 5.0);
   EXPECT_EQ(maps.samples[1].value, 6.0);
+  EXPECT_EQ(label(maps.samples[2].labels, "map"), "launch_stacks");
 }
 
 TEST(CudaMetrics, ProcessSeries) {

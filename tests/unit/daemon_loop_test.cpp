@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -63,8 +64,28 @@ public:
   void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
   void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
   void drop_sampled_calls(std::uint32_t) override {}
+  std::uint32_t stack_depth() const override { return depth; }
+  std::optional<std::vector<std::uint64_t>> read_stack(std::int32_t id) const override {
+    const auto it = stacks.find(id);
+    return it == stacks.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::vector<std::int32_t> stack_ids() const override {
+    std::vector<std::int32_t> ids;
+    for (const auto &[id, frames] : stacks)
+      ids.push_back(id);
+    return ids;
+  }
+  void delete_stacks(const std::vector<std::int32_t> &ids) override {
+    for (const auto id : ids)
+      stacks.erase(id);
+  }
+  std::vector<LaunchStackCount> read_launch_stacks() const override { return launch_stacks; }
+  void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
 
   bool per_process = false;
+  std::uint32_t depth = 0; // stacks off unless a test sets it
+  std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
+  std::vector<LaunchStackCount> launch_stacks;
   int attach_calls = 0;
   std::vector<LaunchCount> launches;
   std::vector<nt_call_event> events; // delivered at the next poll
@@ -274,6 +295,68 @@ TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_scan_errors_total", {{"reason", "fd_limit"}}),
             12);
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
+}
+
+} // namespace
+} // namespace neutracer
+
+namespace neutracer {
+namespace {
+
+class RecordingJournal : public JournalWriter {
+public:
+  bool write(const JournalEntry &entry) override {
+    entries.push_back(entry);
+    return true;
+  }
+  std::vector<JournalEntry> entries;
+};
+
+TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.depth = 8;
+  tracing_.stacks[3] = {0x1234, 0x5678};
+  auto kept = test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000});
+  kept.stack_id = 3;
+  auto failed = test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1ull << 40}, {}, 2);
+  failed.stack_id = 3;
+  tracing_.events = {kept, failed};
+  RecordingJournal journal;
+  Config c = config("exact");
+  c.alerts.journal = true;
+  DaemonLoop loop(c, tracing_, publisher_, notifier_, &journal, nullptr);
+  loop.scan_once();
+
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(snapshot->stacks.max_depth, 8u);
+  const ProcessId id{100, kStartTicksOf100};
+  ASSERT_TRUE(snapshot->sites->contains(id));
+  const auto &sites = snapshot->sites->at(id)->sites;
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].counts.live_bytes, 1u << 20);
+  EXPECT_EQ(sites[0].counts.failed_allocations, 1u);
+  // The fixture's process has no such code mapped: bare addresses, said to be so.
+  ASSERT_TRUE(sites[0].stack);
+  EXPECT_EQ(sites[0].stack->frames.at(0).address, 0x1234u);
+  EXPECT_EQ(sample(*snapshot, "neutracer_call_sites", {}), 1);
+  // The OOM's journal entry names where it came from.
+  const auto oom = std::find_if(journal.entries.begin(), journal.entries.end(), [](const auto &e) {
+    return e.message_id == "300aaf922eb2453baeec2d829451f171";
+  });
+  ASSERT_NE(oom, journal.entries.end());
+  std::map<std::string, std::string> fields(oom->fields.begin(), oom->fields.end());
+  EXPECT_EQ(fields.at("TARGET_CODE_LOCATION"), "0x1234");
+  EXPECT_NE(oom->message.find(" at 0x1234"), std::string::npos) << oom->message;
+}
+
+TEST_F(DaemonLoopTest, StacksOffInTheConfigRecordNoSites) {
+  tracing_.depth = 8;
+  Config c = config("exact");
+  c.stacks.enabled = false;
+  DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  EXPECT_TRUE(publisher_.latest()->sites->empty());
+  EXPECT_FALSE(publisher_.latest()->stacks.enabled);
 }
 
 } // namespace

@@ -39,6 +39,19 @@ protected:
     (*timelines)[kTraced] = timeline;
     snapshot->timelines = timelines;
     snapshot->comms[kTraced] = "trainer";
+    auto sites = std::make_shared<std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>();
+    ProcessSitesView view;
+    Site site;
+    Frame frame;
+    frame.function = std::make_shared<const std::string>("leak_here");
+    frame.module = std::make_shared<const std::string>("/opt/trainer");
+    site.stack =
+        std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
+    site.counts.live_bytes = 4096;
+    view.sites.push_back(site);
+    (*sites)[kTraced] = std::make_shared<const ProcessSitesView>(view);
+    snapshot->sites = sites;
+    snapshot->stacks = {true, 64, 1000};
     snapshot->published_at = std::chrono::steady_clock::now() - age;
     snapshot->from_a_scan = true;
     publisher.publish(snapshot);
@@ -59,7 +72,7 @@ TEST_F(DaemonRoutesTest, IndexLinksEveryPage) {
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.content_type, "text/html; charset=utf-8");
   for (const char *path : {"/metrics", "/api/v1/kernels", "/api/v1/processes", "/api/v1/alerts",
-                           "/memory", "/healthz"})
+                           "/memory", "/flame", "/healthz"})
     EXPECT_NE(response.body.find("href=\"" + std::string(path) + "\""), std::string::npos) << path;
 }
 
@@ -167,6 +180,21 @@ TEST_F(DaemonRoutesTest, MemoryPidMustBeAPositiveIntThatFits) {
     EXPECT_EQ(response.body, "pid must be a positive integer\n") << "pid=" << pid;
   }
   EXPECT_EQ(get("/memory", "pid").status, 400) << "a pid without a value";
+}
+
+TEST_F(DaemonRoutesTest, SitesOfATracedProcess) {
+  publish_scan();
+  const auto response = get("/api/v1/processes/4242/sites");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.content_type, "application/json");
+  EXPECT_NE(response.body.find("\"leak_here\""), std::string::npos) << response.body;
+  EXPECT_NE(response.body.find("\"live_bytes\": 4096"), std::string::npos) << response.body;
+  EXPECT_EQ(get("/api/v1/processes/4243/sites").status, 404);
+  EXPECT_EQ(get("/api/v1/processes/0/sites").status, 400);
+  EXPECT_EQ(get("/api/v1/processes/x1/sites").status, 400);
+  EXPECT_EQ(get("/api/v1/processes/99999999999/sites").status, 400);
+  // The path's pid wins over a query's.
+  EXPECT_EQ(get("/api/v1/processes/4242/sites", "pid=1").status, 200);
 }
 
 TEST_F(DaemonRoutesTest, HealthzIs503WhileStarting) {

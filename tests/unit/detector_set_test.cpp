@@ -166,6 +166,51 @@ TEST_F(DetectorSetTest, EveryFailedAllocationIsCountedButNotifiedOncePerCooldown
   EXPECT_EQ(fields.count("DEVICE_FREE_BYTES"), 0u); // unknown without NVML
 }
 
+TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
+  std::vector<std::pair<AlertKind, std::uint64_t>> asked;
+  detectors_.set_site_lookup(
+      [&](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) -> std::optional<NoticeSite> {
+        EXPECT_EQ(id, kId);
+        asked.emplace_back(kind, time_ns);
+        return NoticeSite{"oom_here", "/opt/app/trainer", "trainer+0x1234", 0,
+                          "oom_here (trainer+0x1234)"};
+      });
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 7, 0, 16 * kMiB, 2));
+  scan(kSecond);
+  const auto notices = detectors_.take_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], std::pair(AlertKind::oom, std::uint64_t{7})) << "the failure's own time";
+  EXPECT_TRUE(notices[0].summary.ends_with(" at oom_here (trainer+0x1234)")) << notices[0].summary;
+  ASSERT_TRUE(notices[0].site.has_value());
+  const auto entry = journal_entry(notices[0]);
+  EXPECT_NE(entry.message.find("at oom_here (trainer+0x1234)"), std::string::npos);
+  std::map<std::string, std::string> fields(entry.fields.begin(), entry.fields.end());
+  EXPECT_EQ(fields.at("TARGET_CODE_FUNC"), "oom_here");
+  EXPECT_EQ(fields.at("TARGET_CODE_MODULE"), "/opt/app/trainer");
+  EXPECT_EQ(fields.at("TARGET_CODE_LOCATION"), "trainer+0x1234");
+  EXPECT_EQ(fields.count("TARGET_CODE_LINE"), 0u);
+  // No site known: the notice stays as it was.
+  detectors_.set_site_lookup(
+      [](const ProcessId &, AlertKind, std::uint64_t) -> std::optional<NoticeSite> { return {}; });
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 8, 0, 16 * kMiB, 2));
+  scan(100 * kSecond);
+  for (const auto &notice : detectors_.take_notices()) {
+    EXPECT_EQ(notice.summary.find(" at "), std::string::npos);
+    for (const auto &[name, value] : notice.fields)
+      EXPECT_FALSE(name.starts_with("TARGET_CODE")) << name;
+  }
+}
+
+TEST_F(DetectorSetTest, LeakSampleAddressesAreTheUnfreedSamples) {
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 1, 0x1000, 2 * kMiB));
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 2, 0x2000, 2 * kMiB));
+  state_.apply(memory_call(NT_API_MEM_FREE, 3, 0x1000, 0));
+  scan(kSecond);
+  EXPECT_EQ(detectors_.leak_sample_addresses(kId), std::vector<std::uint64_t>{0x2000});
+  EXPECT_TRUE(detectors_.leak_sample_addresses({1, 1}).empty());
+}
+
 TEST_F(DetectorSetTest, FragmentationOomRaisesTheFragmentationConditionForOneStormWindow) {
   for (std::uint64_t i = 0; i < 40; ++i)
     state_.apply(memory_call(NT_API_MEM_ALLOC, 1 + i, 0x100000 + i * 2 * kMiB, 2 * kMiB));

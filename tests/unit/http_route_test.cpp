@@ -95,6 +95,28 @@ TEST(QueryParameter, FindsNamedValues) {
   EXPECT_EQ(query_parameter("", "pid"), std::nullopt);
 }
 
+TEST(HttpRoute, TemplateSegmentReachesTheHandlerAsAParameter) {
+  HttpRoutes routes;
+  routes["/items/{id}/parts"] = [](const std::string &query) {
+    return HttpResponse{200, "text/plain", query, {}};
+  };
+  routes["/items/all/parts"] = [](const std::string &) {
+    return HttpResponse{200, "text/plain", "exact", {}};
+  };
+  EXPECT_EQ(route("GET", "/items/42/parts", routes).body, "id=42");
+  // The path's value comes first: a query cannot override it.
+  EXPECT_EQ(route("GET", "/items/42/parts", routes, "id=7&x=1").body, "id=42&id=7&x=1");
+  EXPECT_EQ(query_parameter(route("GET", "/items/42/parts", routes, "id=7").body, "id"), "42");
+  EXPECT_EQ(route("GET", "/items/all/parts", routes).body, "exact");
+  const auto match = match_route("/items/9/parts", routes);
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(*match->key, "/items/{id}/parts");
+  // One non-empty segment of plain characters, nothing else.
+  for (const std::string path : {"/items//parts", "/items/1/2/parts", "/items/a&b=c/parts",
+                                 "/items/1%2f2/parts", "/items/42/parts/", "/items/42"})
+    EXPECT_EQ(route("GET", path, routes).status, 404) << path;
+}
+
 TEST(HttpRoute, NoRoutes) { EXPECT_EQ(route("GET", "/metrics", {}).status, 404); }
 
 // ---------------------------------------------------------------------------------------------

@@ -386,6 +386,7 @@ TEST(OsMetrics, TracerHealthMergesIntoExistingMapErrors) {
     by_map[label(sample.labels, "map")] = sample.value;
   EXPECT_EQ(by_map, (std::map<std::string, double>{{"launches", 0},
                                                    {"inflight", 0},
+                                                   {"launch_stacks", 0},
                                                    {"os_traced", 1},
                                                    {"os_counters", 2},
                                                    {"os_threads", 3},

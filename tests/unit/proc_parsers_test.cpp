@@ -43,6 +43,21 @@ TEST(ParseMapsLine, FileOffsetIsHex) {
   ASSERT_TRUE(entry.has_value());
   EXPECT_EQ(entry->offset, 0x1c000u);
   EXPECT_FALSE(parse_maps_line("7f3a1c000000-7f3a1c200000 r--p 0001g000 fd:01 99 /x/libpython3.so")
+                  .has_value());
+}
+
+TEST(ParseMapsLine, OffsetAndExecutePermission) {
+  const auto code =
+      parse_maps_line("7f3a1c027000-7f3a1c1bc000 r-xp 00027000 fd:01 99 /lib/libc.so.6");
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(code->offset, 0x27000u);
+  EXPECT_TRUE(code->executable);
+  const auto data =
+      parse_maps_line("7f3a1c1bc000-7f3a1c1c0000 r--p 001bb000 fd:01 99 /lib/libc.so.6");
+  ASSERT_TRUE(data.has_value());
+  EXPECT_EQ(data->offset, 0x1bb000u);
+  EXPECT_FALSE(data->executable);
+  EXPECT_FALSE(parse_maps_line("7f3a1c027000-7f3a1c1bc000 r-xp 0002g000 fd:01 99 /lib/libc.so.6")
                    .has_value());
 }
 

@@ -1,0 +1,22 @@
+#include "exporters/alert_site.h"
+
+#include "exporters/call_sites_json.h"
+
+namespace neutracer {
+
+std::optional<NoticeSite> notice_site(const Site &site) {
+  if (!site.stack)
+    return std::nullopt;
+  const Frame *frame = headline_frame(*site.stack);
+  if (!frame)
+    return std::nullopt;
+  NoticeSite notice;
+  notice.function = frame->function ? *frame->function : std::string();
+  notice.module = frame->module ? *frame->module : std::string();
+  notice.location = frame_location(*frame);
+  notice.line = frame->kind == FrameKind::python ? frame->line : 0;
+  notice.text = frame_text(*frame);
+  return notice;
+}
+
+} // namespace neutracer

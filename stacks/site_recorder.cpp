@@ -1,0 +1,214 @@
+#include "stacks/site_recorder.h"
+
+#include <algorithm>
+
+#include "cuda/cuda_api_table.h"
+
+namespace neutracer {
+
+SiteRecorder::SiteRecorder(StackMap &map, const ProcFs &procfs, SiteRecorderSettings settings)
+    : map_(map), settings_(settings), symbolizer_(procfs, settings.symbols),
+      sites_(settings.sites) {}
+
+const std::vector<std::uint64_t> *SiteRecorder::frames_of(std::int32_t id) {
+  if (id == NT_NO_STACK)
+    return nullptr;
+  if (const auto it = stacks_.find(id); it != stacks_.end()) {
+    it->second.used_scan = scan_;
+    return &it->second.frames;
+  }
+  auto frames = map_.read_stack(id);
+  if (!frames)
+    return nullptr;
+  return &stacks_.insert_or_assign(id, CachedStack{std::move(*frames), scan_}).first->second.frames;
+}
+
+SiteIndex SiteRecorder::site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
+                                StackCapture capture, std::uint64_t caller) {
+  const auto *frames = frames_of(stack_id);
+  if (!frames)
+    return sites.pseudo_site(SiteKind::no_stack);
+  const auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
+  return sites.site(stack, sites_.may_add(sites), [&] { return symbolizer_.symbolize(id, stack); });
+}
+
+void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
+  if (!enabled())
+    return;
+  const auto api = static_cast<nt_api>(event.api);
+  const auto kind = allocation_kind(api);
+  if (kind && *kind != MemoryKind::host_pinned) {
+    auto &sites = sites_.process(id);
+    const auto site = site_of(id, sites, event.stack_id, StackCapture::at_return, 0);
+    if (event.result != 0) {
+      // Width x height for a pitched request: the pitch is only written on success.
+      const std::uint64_t requested =
+          api == NT_API_MEM_ALLOC_PITCH ? event.args[2] * event.args[3] : event.args[1];
+      sites.failed_allocation(site, requested, event.exit_ns);
+    } else {
+      const std::uint64_t bytes =
+          api == NT_API_MEM_ALLOC_PITCH ? event.out[1] * event.args[3] : event.args[1];
+      sites.allocation(site, event.out[0], bytes, api == NT_API_MEM_CREATE);
+    }
+  } else if (is_free_api(api) && event.result == 0 && api != NT_API_MEM_FREE_HOST) {
+    if (auto *sites = sites_.find(id))
+      sites->free(event.args[0], api == NT_API_MEM_RELEASE);
+  } else if (is_sync_api(api)) {
+    auto &sites = sites_.process(id);
+    const double seconds = event.exit_ns > event.enter_ns
+                               ? static_cast<double>(event.exit_ns - event.enter_ns) / 1e9
+                               : 0.0;
+    sites.wait(site_of(id, sites, event.stack_id, StackCapture::at_entry, event.caller), seconds);
+  }
+}
+
+void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
+                                const ProcessOf &process_of) {
+  if (!enabled())
+    return;
+  std::map<ProcessId, std::map<SiteIndex, std::pair<std::uint64_t, double>>> pending;
+  inflight_ids_.clear();
+  for (const auto &call : calls) {
+    if (!is_sync_api(call.api) || call.stack_id == NT_NO_STACK)
+      continue;
+    inflight_ids_.insert(call.stack_id);
+    const auto id = process_of(call.tgid, call.proc_start_ns);
+    auto &sites = sites_.process(id);
+    auto &[count, longest] =
+        pending[id][site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller)];
+    ++count;
+    longest = std::max(
+        longest, now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9 : 0.0);
+  }
+  for (auto &[id, sites] : sites_.processes()) {
+    const auto found = pending.find(id);
+    sites.set_pending_waits(found == pending.end()
+                                ? std::map<SiteIndex, std::pair<std::uint64_t, double>>{}
+                                : found->second);
+  }
+}
+
+void SiteRecorder::set_launch_stacks(const std::vector<LaunchStackCount> &counts,
+                                     const ProcessOf &process_of) {
+  if (!enabled())
+    return;
+  std::map<ProcessId, std::map<SiteIndex, std::uint64_t>> samples;
+  launch_ids_.clear();
+  for (const auto &count : counts) {
+    launch_ids_.insert(count.stack_id);
+    const auto id = process_of(count.tgid, count.proc_start_ns);
+    auto &sites = sites_.process(id);
+    auto &known = launch_sites_[id];
+    const std::pair key{count.stack_id, count.caller};
+    auto found = known.find(key);
+    if (found == known.end())
+      found = known
+                  .emplace(key,
+                           site_of(id, sites, count.stack_id, StackCapture::at_entry, count.caller))
+                  .first;
+    samples[id][found->second] += count.samples;
+  }
+  for (auto &[id, sites] : sites_.processes()) {
+    const auto found = samples.find(id);
+    sites.set_launch_samples(found == samples.end() ? std::map<SiteIndex, std::uint64_t>{}
+                                                    : found->second);
+  }
+}
+
+void SiteRecorder::set_leak_samples(const ProcessId &id, std::span<const std::uint64_t> addresses) {
+  if (auto *sites = sites_.find(id))
+    sites->set_leak_samples(addresses);
+}
+
+void SiteRecorder::end_scan() {
+  ++scan_;
+  if (!enabled() || scan_ % std::max<std::uint64_t>(1, settings_.collect_every_scans) != 0)
+    return;
+  // Kept: ids the kernel's maps refer to (waits in progress, launch samples) and ids used
+  // lately, which their call sites will likely hit again. The rest go, from the map and from
+  // here: an id deleted while an event naming it is still in the ring buffer costs that event its
+  // stack (no_stack), never a wrong one, unless another stack took the id in between.
+  auto ids = map_.stack_ids();
+  std::sort(ids.begin(), ids.end());
+  stack_map_ids_ = ids.size();
+  std::vector<std::int32_t> unused;
+  for (const auto id : ids) {
+    if (inflight_ids_.contains(id) || launch_ids_.contains(id))
+      continue;
+    const auto cached = stacks_.find(id);
+    if (cached != stacks_.end() && cached->second.used_scan + settings_.keep_unused_scans >= scan_)
+      continue;
+    unused.push_back(id);
+  }
+  map_.delete_stacks(unused);
+  for (const auto id : unused)
+    stacks_.erase(id);
+  // Cached ids the map no longer holds (deleted above, or never there).
+  std::erase_if(stacks_, [&](const auto &entry) {
+    return !std::binary_search(ids.begin(), ids.end(), entry.first);
+  });
+  stacks_deleted_ += unused.size();
+  stack_map_ids_ -= unused.size();
+}
+
+void SiteRecorder::forget(const ProcessId &id) {
+  sites_.forget(id);
+  launch_sites_.erase(id);
+  views_.erase(id);
+  symbolizer_.forget(id);
+}
+
+std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id) const {
+  const auto *sites = sites_.find(id);
+  if (!sites)
+    return -1;
+  if (stack_id == NT_NO_STACK) {
+    // Recorded at the no_stack site, if the process has one.
+    for (SiteIndex index = 0; index < sites->sites().size(); ++index)
+      if (sites->sites()[index].kind == SiteKind::no_stack)
+        return static_cast<std::int32_t>(index);
+    return -1;
+  }
+  const auto cached = stacks_.find(stack_id);
+  if (cached == stacks_.end())
+    return -1;
+  const auto index = sites->find_site(
+      call_site_stack(cached->second.frames, StackCapture::at_return, 0, map_.stack_depth()));
+  return index ? static_cast<std::int32_t>(*index) : -1;
+}
+
+const Site *SiteRecorder::site_for(const ProcessId &id, SitePurpose purpose,
+                                   std::uint64_t time_ns) const {
+  const auto *sites = sites_.find(id);
+  if (!sites)
+    return nullptr;
+  std::optional<SiteIndex> index;
+  switch (purpose) {
+  case SitePurpose::failure:
+    index = sites->failure_site(time_ns);
+    break;
+  case SitePurpose::leak:
+    index = sites->leak_site();
+    break;
+  case SitePurpose::wait:
+    index = sites->wait_site();
+    break;
+  }
+  return index ? &sites->sites()[*index] : nullptr;
+}
+
+std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> SiteRecorder::views() {
+  std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> result;
+  for (const auto &[id, sites] : sites_.processes()) {
+    auto &[version, view] = views_[id];
+    if (!view || version != sites.version()) {
+      view = std::make_shared<const ProcessSitesView>(
+          ProcessSitesView{sites.sites(), sites.untracked_allocations()});
+      version = sites.version();
+    }
+    result.emplace(id, view);
+  }
+  return result;
+}
+
+} // namespace neutracer

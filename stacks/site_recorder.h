@@ -1,0 +1,104 @@
+#pragma once
+// Turns the stack ids of probe events, waits in progress and sampled launches into call sites
+// per process (call_sites.h), symbolising each new stack while its process still runs, and
+// deletes from the kernel's stack map the ids nothing refers to any more.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "bpf/neutracer_abi.h"
+#include "common/procfs.h"
+#include "cuda/cuda_state.h"
+#include "cuda/stack_map.h"
+#include "stacks/call_sites.h"
+#include "stacks/symbolizer.h"
+
+namespace neutracer {
+
+struct SiteRecorderSettings {
+  CallSitesSettings sites;
+  SymbolizerSettings symbols;
+  // Every this many scans, stack ids nothing referred to for `keep_unused_scans` scans are
+  // deleted from the kernel's map (its buckets fill otherwise, and new stacks are lost).
+  std::uint64_t collect_every_scans = 16;
+  std::uint64_t keep_unused_scans = 32;
+};
+
+// What an alert names: the site of a failed allocation (OOM, fragmentation), of a leak, or of a
+// wait in progress (hang).
+enum class SitePurpose { failure, leak, wait };
+
+// A copy of one process's sites for the HTTP threads.
+struct ProcessSitesView {
+  std::vector<Site> sites;
+  std::uint64_t untracked_allocations = 0;
+};
+
+class SiteRecorder {
+public:
+  using ProcessOf = std::function<ProcessId(std::uint32_t tgid, std::uint64_t proc_start_ns)>;
+
+  SiteRecorder(StackMap &map, const ProcFs &procfs, SiteRecorderSettings settings = {});
+
+  // Whether the probes take stacks at all (stacks.enabled).
+  bool enabled() const { return map_.stack_depth() > 0; }
+
+  // A completed call of process `id`: allocations, failed allocations, frees, syncs.
+  void record(const ProcessId &id, const nt_call_event &event);
+  // Calls in progress, read at each scan: syncs with a stack are pending waits at their site.
+  void set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
+                    const ProcessOf &process_of);
+  // The sampled launch stacks, read at each scan.
+  void set_launch_stacks(const std::vector<LaunchStackCount> &counts, const ProcessOf &process_of);
+  // The live allocations the leak detector holds as samples.
+  void set_leak_samples(const ProcessId &id, std::span<const std::uint64_t> addresses);
+  // After each scan: deletes unused stack ids now and then.
+  void end_scan();
+  void forget(const ProcessId &id);
+
+  // The index of the site an allocation with this stack id was recorded at (within the last
+  // scans: ids are read once and kept while used); -1 when unknown.
+  std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id) const;
+  // The site an alert about `id` names; nullptr when there is none.
+  const Site *site_for(const ProcessId &id, SitePurpose purpose, std::uint64_t time_ns) const;
+  // Copies of every process's sites; a process's copy is made again only when it changed.
+  std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> views();
+
+  const CallSites &sites() const { return sites_; }
+  std::size_t cached_stacks() const { return stacks_.size(); }
+  std::uint64_t stacks_deleted() const { return stacks_deleted_; }
+  // Stack ids the kernel map held at the last collection.
+  std::size_t stack_map_ids() const { return stack_map_ids_; }
+  const Symbolizer &symbolizer() const { return symbolizer_; }
+
+private:
+  struct CachedStack {
+    std::vector<std::uint64_t> frames;
+    std::uint64_t used_scan = 0;
+  };
+  // The frames of a stack id (read from the map once); nullptr when the map lacks it.
+  const std::vector<std::uint64_t> *frames_of(std::int32_t id);
+  SiteIndex site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
+                    StackCapture capture, std::uint64_t caller);
+
+  StackMap &map_;
+  SiteRecorderSettings settings_;
+  Symbolizer symbolizer_;
+  CallSites sites_;
+  std::unordered_map<std::int32_t, CachedStack> stacks_;
+  // (stack id, caller) of each sampled launch stack -> its site, per process.
+  std::map<ProcessId, std::map<std::pair<std::int32_t, std::uint64_t>, SiteIndex>> launch_sites_;
+  // Ids the kernel's maps refer to, at the last scan: waits in progress, launch samples.
+  std::set<std::int32_t> inflight_ids_, launch_ids_;
+  std::map<ProcessId, std::pair<std::uint64_t, std::shared_ptr<const ProcessSitesView>>> views_;
+  std::uint64_t scan_ = 0;
+  std::uint64_t stacks_deleted_ = 0;
+  std::size_t stack_map_ids_ = 0;
+};
+
+} // namespace neutracer

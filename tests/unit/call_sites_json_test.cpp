@@ -1,0 +1,133 @@
+// /api/v1/processes/<pid>/sites and the site an alert names.
+#include "exporters/call_sites_json.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "exporters/alert_site.h"
+
+namespace neutracer {
+namespace {
+
+Frame native(std::string function, std::string module, std::uint64_t offset) {
+  Frame frame;
+  frame.address = 0x7f0000000000 + offset;
+  if (!function.empty())
+    frame.function = std::make_shared<const std::string>(std::move(function));
+  frame.module = std::make_shared<const std::string>(std::move(module));
+  frame.module_offset = offset;
+  frame.function_offset = 18;
+  return frame;
+}
+
+ProcessSitesView view() {
+  ProcessSitesView view;
+  Site leak;
+  leak.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("cudaMalloc", "/usr/lib/libcudart.so.12", 0x4000),
+                       native("leak_here", "/opt/app/bin/trainer", 0x1234),
+                       native("", "/opt/app/bin/trainer", 0x99)},
+                      StackEnd::no_frame_pointer});
+  leak.counts.allocations = 3;
+  leak.counts.live_bytes = 3 << 20;
+  leak.counts.leak_samples = 2;
+  Site oom;
+  oom.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("oom_here", "/opt/app/bin/trainer", 0x2000)}, StackEnd::complete});
+  oom.counts.failed_allocations = 1;
+  oom.counts.failed_bytes = 1 << 30;
+  Site lost;
+  lost.kind = SiteKind::no_stack;
+  lost.counts.allocations = 1;
+  view.sites = {leak, oom, lost};
+  return view;
+}
+
+TEST(CallSitesJson, SitesWithFramesAndCounts) {
+  const auto text = call_sites_json({42, 7}, "trainer", view(), {true, 64, 1000});
+  const auto document = nlohmann::json::parse(text);
+  EXPECT_EQ(document["pid"], 42);
+  EXPECT_EQ(document["comm"], "trainer");
+  EXPECT_EQ(document["stacks"]["max_depth"], 64);
+  EXPECT_EQ(document["stacks"]["launch_sample_every"], 1000);
+  const auto &sites = document["sites"];
+  ASSERT_EQ(sites.size(), 3u);
+  // Failures first, then leak samples.
+  EXPECT_EQ(sites[0]["id"], 1);
+  EXPECT_EQ(sites[0]["end"], "complete");
+  EXPECT_EQ(sites[0]["truncated"], false);
+  EXPECT_EQ(sites[0]["counts"]["failed_allocations"], 1);
+  EXPECT_EQ(sites[0]["frames"][0]["function"], "oom_here");
+  const auto &leak = sites[1];
+  EXPECT_EQ(leak["kind"], "stack");
+  EXPECT_EQ(leak["truncated"], true);
+  EXPECT_EQ(leak["end"], "no_frame_pointer");
+  EXPECT_EQ(leak["counts"]["live_bytes"], 3 << 20);
+  EXPECT_EQ(leak["counts"]["leak_samples"], 2);
+  ASSERT_EQ(leak["frames"].size(), 3u);
+  EXPECT_EQ(leak["frames"][1]["function"], "leak_here");
+  EXPECT_EQ(leak["frames"][1]["module"], "/opt/app/bin/trainer");
+  EXPECT_EQ(leak["frames"][1]["module_offset"], "0x1234");
+  EXPECT_EQ(leak["frames"][1]["function_offset"], 18);
+  EXPECT_EQ(leak["frames"][1]["kind"], "native");
+  EXPECT_TRUE(leak["frames"][2]["function"].is_null());
+  // The summary skips the CUDA runtime: the program's own frame.
+  EXPECT_EQ(leak["summary"], "leak_here (trainer+0x1234)");
+  EXPECT_EQ(sites[2]["kind"], "no_stack");
+  EXPECT_FALSE(sites[2].contains("frames"));
+}
+
+TEST(CallSitesJson, InvalidUtf8InNamesIsReplaced) {
+  auto sites = view();
+  Site odd;
+  odd.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("bad\xff", "/x", 1)}, StackEnd::complete});
+  sites.sites.push_back(odd);
+  EXPECT_NO_THROW(nlohmann::json::parse(call_sites_json({1, 1}, "x", sites, {})));
+}
+
+TEST(AlertSite, NamesTheHeadlineFrame) {
+  const auto sites = view();
+  const auto site = notice_site(sites.sites[0]);
+  ASSERT_TRUE(site.has_value());
+  EXPECT_EQ(site->function, "leak_here");
+  EXPECT_EQ(site->module, "/opt/app/bin/trainer");
+  EXPECT_EQ(site->location, "trainer+0x1234");
+  EXPECT_EQ(site->line, 0u);
+  EXPECT_EQ(site->text, "leak_here (trainer+0x1234)");
+  EXPECT_FALSE(notice_site(sites.sites[2]).has_value()) << "no stack, nothing to name";
+}
+
+TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
+  Frame python;
+  python.kind = FrameKind::python;
+  python.function = std::make_shared<const std::string>("train_step");
+  python.module = std::make_shared<const std::string>("/srv/train.py");
+  python.line = 7;
+  Site site;
+  site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
+      {native("cudaMalloc", "/usr/lib/libcudart.so.12", 1),
+       native("_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so", 2), python},
+      StackEnd::complete});
+  EXPECT_EQ(headline_frame(*site.stack), &site.stack->frames[2]);
+  EXPECT_EQ(notice_site(site)->text, "train_step (train.py:7)");
+}
+
+TEST(AlertSite, PythonFramesNameFileAndLine) {
+  Frame frame;
+  frame.kind = FrameKind::python;
+  frame.function = std::make_shared<const std::string>("train_step");
+  frame.module = std::make_shared<const std::string>("/srv/train.py");
+  frame.line = 42;
+  Site site;
+  site.stack =
+      std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
+  const auto notice = notice_site(site);
+  ASSERT_TRUE(notice.has_value());
+  EXPECT_EQ(notice->line, 42u);
+  EXPECT_EQ(notice->location, "/srv/train.py:42");
+  EXPECT_EQ(notice->text, "train_step (train.py:42)");
+}
+
+} // namespace
+} // namespace neutracer
