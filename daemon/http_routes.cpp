@@ -21,6 +21,13 @@ std::string host_name() {
   return name;
 }
 
+// `text`, a member of `snapshot`, shared for as long as a response needs it (the snapshot
+// stays alive with it).
+std::shared_ptr<const std::string>
+shared_text(const std::shared_ptr<const PublishedSnapshot> &snapshot, const std::string &text) {
+  return {snapshot, &text};
+}
+
 } // namespace
 
 std::string landing_page(const std::string &version, const std::string &host) {
@@ -28,7 +35,8 @@ std::string landing_page(const std::string &version, const std::string &host) {
   return R"(<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>)" +
          title + R"(</title></head>
-<body><h1>)" + title +
+<body><h1>)" +
+         title +
          R"(</h1>
 <p>CUDA tracing exporter for Prometheus.</p>
 <ul><li><a href="/metrics">/metrics</a></li><li><a href="/api/v1/kernels">/api/v1/kernels</a></li>
@@ -50,26 +58,34 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
        }},
       {"/metrics",
        [&publisher, &rejections, &requests, proc_root = config.proc_root](const std::string &) {
+         // The scan's text is sent from the snapshot itself, not copied: only the daemon's
+         // own families are rendered per scrape.
          const auto snapshot = publisher.latest();
-         std::string body;
-         body.reserve(snapshot->metrics_text.size() + 16384);
-         body += snapshot->metrics_text;
-         render_text(self_process_families(proc_root), body);
-         render_text(http_rejection_families(rejections), body);
-         render_text(requests.families(), body);
-         return HttpResponse{200, kTextContentType, std::move(body), {}};
+         std::string own;
+         render_text(self_process_families(proc_root), own);
+         render_text(http_rejection_families(rejections), own);
+         render_text(requests.families(), own);
+         return HttpResponse{200,
+                             kTextContentType,
+                             std::move(own),
+                             {},
+                             shared_text(snapshot, snapshot->metrics_text)};
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", *publisher.latest()->kernels_json, {}};
+         return HttpResponse{200, "application/json", {}, {}, publisher.latest()->kernels_json};
        }},
       {"/api/v1/processes",
        [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->processes_json, {}};
+         const auto snapshot = publisher.latest();
+         return HttpResponse{
+             200, "application/json", {}, {}, shared_text(snapshot, snapshot->processes_json)};
        }},
       {"/api/v1/alerts",
        [&publisher](const std::string &) {
-         return HttpResponse{200, "application/json", publisher.latest()->alerts_json, {}};
+         const auto snapshot = publisher.latest();
+         return HttpResponse{
+             200, "application/json", {}, {}, shared_text(snapshot, snapshot->alerts_json)};
        }},
       {"/memory",
        [&publisher](const std::string &query) {

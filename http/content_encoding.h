@@ -1,6 +1,7 @@
 #pragma once
 // gzip for the answers that are worth it: Prometheus asks for it on every scrape
 // (Accept-Encoding: gzip), and a scrape of many processes is megabytes of repetitive text.
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,8 @@ bool accepts_gzip(std::string_view accept_encoding);
 
 // The gzip stream of `data` (zlib, fastest level).
 std::string gzip_compress(std::string_view data);
+// The gzip stream of the parts one after the other.
+std::string gzip_compress(std::initializer_list<std::string_view> parts);
 
 // Bodies smaller than this go out as they are: gzip's header and trailer outweigh the gain.
 inline constexpr std::size_t kGzipMinBytes = 1024;

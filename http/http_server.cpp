@@ -22,10 +22,13 @@ void write_response(mg_connection *connection, const std::string &method,
   // HEAD too: its head must say what a GET would get.
   const HttpResponse response = encode_for_client(accept_encoding, plain);
   const std::string head =
-      response_head(response.status, response.content_type, response.body.size(), response.headers);
+      response_head(response.status, response.content_type, response.body_size(), response.headers);
   mg_write(connection, head.data(), head.size());
-  if (method != "HEAD")
-    mg_write(connection, response.body.data(), response.body.size());
+  if (method == "HEAD")
+    return;
+  if (response.shared_prefix)
+    mg_write(connection, response.shared_prefix->data(), response.shared_prefix->size());
+  mg_write(connection, response.body.data(), response.body.size());
 }
 
 // What RequestPipeline needs from civetweb's parsed request.
