@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_api_table.h"
 #include "exporters/container_metrics.h"
+#include "exporters/json_array_document.h"
 
 namespace neutracer {
 namespace {
@@ -34,7 +35,7 @@ std::string processes_json(const CudaState &state, const DetectorSet &detectors)
   std::map<ProcessId, std::vector<std::string>> active;
   for (const auto &alert : detectors.active())
     active[alert.id].emplace_back(alert_kind_name(alert.kind));
-  auto processes = json::array();
+  JsonArrayDocument processes("processes");
   for (const auto &[id, process] : state.processes()) {
     auto entry = process_ref(id, process.comm, process.container);
     entry["exe"] = process.exe;
@@ -76,9 +77,9 @@ std::string processes_json(const CudaState &state, const DetectorSet &detectors)
             {"stalled_seconds", f.hang.stalled_seconds}}}};
     }
     entry["active_alerts"] = active.contains(id) ? json(active.at(id)) : json::array();
-    processes.push_back(std::move(entry));
+    processes.add(entry);
   }
-  return dump({{"processes", std::move(processes)}});
+  return std::move(processes).finish();
 }
 
 std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) {

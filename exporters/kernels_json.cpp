@@ -3,11 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/container_metrics.h"
+#include "exporters/json_array_document.h"
 
 namespace neutracer {
 
 std::string kernels_json(const CudaState &state) {
-  auto processes = nlohmann::json::array();
+  JsonArrayDocument document("processes");
   for (const auto &[id, process] : state.processes()) {
     auto kernels = nlohmann::json::array();
     for (const auto &[label, series] : process.kernels)
@@ -18,12 +19,9 @@ std::string kernels_json(const CudaState &state) {
     for (const auto &[key, value] : container_info_labels(process.container))
       entry[key] = value;
     entry["kernels"] = std::move(kernels);
-    processes.push_back(std::move(entry));
+    document.add(entry);
   }
-  // Replace invalid UTF-8 (names come from traced processes) instead of throwing.
-  return nlohmann::json{{"processes", std::move(processes)}}.dump(
-             2, ' ', false, nlohmann::json::error_handler_t::replace) +
-         "\n";
+  return std::move(document).finish();
 }
 
 } // namespace neutracer
