@@ -586,9 +586,9 @@ TEST(CudaState, KernelNamesJoinedByHandle) {
   EXPECT_EQ(launches_of(state, kGraphLaunch), 2u);
   const auto &kernels = state_of(state).kernels;
   EXPECT_EQ(kernels.at("vectorAdd_kernel").full_names,
-            (std::set<std::string>{"vectorAdd_kernel(float const*, float const*, float*, int)"}));
+            (FlatSet<std::string>{"vectorAdd_kernel(float const*, float const*, float*, int)"}));
   EXPECT_EQ(kernels.at("triton_poi_fused_add_0").full_names,
-            (std::set<std::string>{"triton_poi_fused_add_0"}));
+            (FlatSet<std::string>{"triton_poi_fused_add_0"}));
   EXPECT_TRUE(kernels.at(kUnresolvedKernel).full_names.empty());
   EXPECT_TRUE(kernels.at(kGraphLaunch).full_names.empty());
 }
@@ -602,7 +602,7 @@ TEST(CudaState, SameShortNameIsSummed) {
   EXPECT_EQ(labels(state), (std::set<std::string>{"kernel"}));
   EXPECT_EQ(launches_of(state, "kernel"), 15u);
   EXPECT_EQ(state_of(state).kernels.at("kernel").full_names,
-            (std::set<std::string>{"void kernel<int>(int*)", "void kernel<float>(float*)"}));
+            (FlatSet<std::string>{"void kernel<int>(int*)", "void kernel<float>(float*)"}));
 }
 
 TEST(CudaState, NamesArrivingLaterResolveOnNextRead) {
@@ -671,8 +671,8 @@ TEST(CudaState, TopNCapAndStickyPromotion) {
                                                   kUnresolvedKernel, kGraphLaunch}));
   EXPECT_EQ(launches_of(state, kOtherKernels), 10u);
   EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"charlie"}));
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"alpha", "bravo"}));
+            (FlatSet<std::string>{"charlie"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"alpha", "bravo"}));
 
   // Round 2: charlie overtakes everything, delta appears; alpha and bravo stay promoted.
   state.set_launch_counts(
@@ -684,8 +684,8 @@ TEST(CudaState, TopNCapAndStickyPromotion) {
   EXPECT_EQ(launches_of(state, "charlie"), 0u);
   EXPECT_EQ(launches_of(state, kOtherKernels), 5020u);
   EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"charlie", "delta"}));
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"alpha", "bravo"}));
+            (FlatSet<std::string>{"charlie", "delta"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"alpha", "bravo"}));
 }
 
 TEST(CudaState, TopNTieBreakIsByName) {
@@ -746,7 +746,7 @@ TEST(CudaState, OtherAndPromotedCountersNeverDecrease) {
       expected_total += c;
     EXPECT_EQ(total, expected_total) << "round " << round;
   }
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"k0", "k1"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"k0", "k1"}));
   EXPECT_GT(launches_of(state, kOtherKernels), 0u);
 }
 
@@ -803,7 +803,7 @@ TEST(CudaStateNameBounds, UnnamedAndOverflowLaunchesAddUpInOther) {
   EXPECT_EQ(labels(state), (std::set<std::string>{"K0", kOtherKernels}));
   EXPECT_EQ(launches_of(state, kOtherKernels), 7u + 5u + 3u);
   EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"K1", "K2"}));
+            (FlatSet<std::string>{"K1", "K2"}));
 }
 
 TEST(CudaStateNameBounds, NeverFewerNamesThanSeries) {
