@@ -27,6 +27,7 @@
 #include "exporters/os_metrics.h"
 #include "exposition/text_sink.h"
 #include "gpus/host_gpus.h"
+#include "http/content_encoding.h"
 #include "revision.h"
 #include "version.h"
 
@@ -469,11 +470,11 @@ void DaemonLoop::publish() {
   metrics_text_bytes_ = snapshot->metrics_text.size();
   // Rebuilt only when it changed: an idle process with thousands of names cost a core's
   // share every scan when it was rebuilt each time.
-  if (!kernels_json_ || kernels_json_version_ != state_.kernels_version()) {
-    kernels_json_ = std::make_shared<const std::string>(kernels_json(state_));
+  if (!kernels_json_gzip_ || kernels_json_version_ != state_.kernels_version()) {
+    kernels_json_gzip_ = std::make_shared<const std::string>(gzip_compress(kernels_json(state_)));
     kernels_json_version_ = state_.kernels_version();
   }
-  snapshot->kernels_json = kernels_json_;
+  snapshot->kernels_json_gzip = kernels_json_gzip_;
   snapshot->processes_json = processes_json(state_, detectors_);
   snapshot->timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());

@@ -1,5 +1,6 @@
 #include "http/content_encoding.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 #include <zlib.h>
@@ -117,6 +118,38 @@ std::string gzip_compress(std::initializer_list<std::string_view> parts) {
 }
 
 std::string gzip_compress(std::string_view data) { return gzip_compress({data}); }
+
+std::string gunzip(std::string_view data) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK)
+    throw std::runtime_error("gunzip: inflateInit2 failed");
+  // The trailer's last four bytes hold the size (mod 2^32): one buffer of the right size rather
+  // than a doubling one, megabytes copied over.
+  std::size_t expected = 0;
+  if (data.size() >= 18)
+    for (int i = 1; i <= 4; ++i)
+      expected = expected << 8 | static_cast<unsigned char>(data[data.size() - i]);
+  constexpr std::size_t kMostExpected = std::size_t{256} << 20; // when the trailer is garbage
+  std::string out(std::clamp<std::size_t>(expected, 1, kMostExpected), '\0');
+  std::size_t used = 0;
+  stream.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  int status = Z_OK;
+  while (status == Z_OK) {
+    if (used == out.size())
+      out.resize(out.size() * 2);
+    stream.next_out = reinterpret_cast<Bytef *>(out.data() + used);
+    stream.avail_out = static_cast<uInt>(out.size() - used);
+    status = inflate(&stream, Z_NO_FLUSH);
+    used = out.size() - stream.avail_out;
+  }
+  const bool whole = status == Z_STREAM_END && stream.avail_in == 0;
+  inflateEnd(&stream);
+  if (!whole)
+    throw std::runtime_error("gunzip: not one whole gzip stream");
+  out.resize(used);
+  return out;
+}
 
 HttpResponse encode_for_client(std::string_view accept_encoding, HttpResponse response) {
   if (response.status != 200 || !compressible(response.content_type))

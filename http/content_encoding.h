@@ -16,6 +16,8 @@ bool accepts_gzip(std::string_view accept_encoding);
 std::string gzip_compress(std::string_view data);
 // The gzip stream of the parts one after the other.
 std::string gzip_compress(std::initializer_list<std::string_view> parts);
+// What a gzip stream holds; throws std::runtime_error when it is not one whole stream.
+std::string gunzip(std::string_view data);
 
 // Bodies smaller than this go out as they are: gzip's header and trailer outweigh the gain.
 inline constexpr std::size_t kGzipMinBytes = 1024;

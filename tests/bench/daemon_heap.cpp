@@ -138,8 +138,9 @@ void make_proc(const std::filesystem::path &root, int procs) {
     write_file(dir / "stat", stat + " " + std::to_string(kStartTicks) + " 8589934592 51200\n");
     write_file(dir / "comm", "neutracer-scena\n");
     write_file(dir / "cgroup", "0::/user.slice/user-0.slice/session-2.scope\n");
-    write_file(dir / "maps", "7f3a1c000000-7f3a1c200000 r--p 00000000 fd:01 1835423"
-                             "                    /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05\n");
+    write_file(dir / "maps",
+               "7f3a1c000000-7f3a1c200000 r--p 00000000 fd:01 1835423"
+               "                    /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05\n");
     std::filesystem::create_symlink("/usr/bin/neutracer-scenario", dir / "exe");
   }
 }
@@ -185,8 +186,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < procs; ++i)
     for (int k = 0; k < kernels; ++k)
       tracing.launches.push_back({static_cast<std::uint32_t>(kFirstPid + i), start_ns,
-                                  NT_API_LAUNCH_KERNEL, kFirstHandle + static_cast<std::uint64_t>(k),
-                                  1, 0});
+                                  NT_API_LAUNCH_KERNEL,
+                                  kFirstHandle + static_cast<std::uint64_t>(k), 1, 0});
 
   const std::size_t before = g_live.load();
   std::printf("%d processes x %d kernels, %d scans\n", procs, kernels, scans);
@@ -197,32 +198,36 @@ int main(int argc, char **argv) {
       g_peak = live;
       const auto started = std::chrono::steady_clock::now();
       loop.scan_once();
-      const double ms = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - started)
-                            .count();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+              .count();
       std::printf("scan %d: %.0f ms; heap live %.2f MiB (peak %.2f, +%.2f during the scan); RSS "
                   "%.1f MiB\n",
                   scan, ms, mib(g_live.load() - before), mib(g_peak.load() - before),
-                  mib(g_peak.load() - live),
-                  static_cast<double>(rss_kib()) / 1024);
+                  mib(g_peak.load() - live), static_cast<double>(rss_kib()) / 1024);
     }
     const auto snapshot = publisher.latest();
-    std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), /api/v1/kernels %.2f MiB, "
-                "/api/v1/processes %.2f MiB\n",
+    std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), /api/v1/kernels %.2f MiB "
+                "(gzip), /api/v1/processes %.2f MiB\n",
                 mib(snapshot->metrics_text.size()), mib(snapshot->metrics_text.capacity()),
-                mib(snapshot->kernels_json->size()), mib(snapshot->processes_json.size()));
+                mib(snapshot->kernels_json_gzip->size()), mib(snapshot->processes_json.size()));
 
     HttpRejectionCounters rejections;
     HttpRequestCounts requests;
     const auto routes = daemon_routes(publisher, config, rejections, requests);
-    for (const char *encoding : {"", "gzip"}) {
-      const auto live = g_live.load();
-      g_peak = live;
-      const auto response = encode_for_client(encoding, route("GET", "/metrics", routes));
-      std::printf("GET /metrics%s: %.2f MB sent; heap +%.2f MiB at the peak\n",
-                  *encoding ? " (gzip)" : "", static_cast<double>(response.body_size()) / 1e6,
-                  mib(g_peak.load() - live));
-    }
+    for (const char *path : {"/metrics", "/api/v1/kernels", "/api/v1/processes"})
+      for (const char *encoding : {"", "gzip"}) {
+        const auto live = g_live.load();
+        g_peak = live;
+        const auto started = std::chrono::steady_clock::now();
+        const auto response = encode_for_client(encoding, route("GET", path, routes));
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+        std::printf("GET %s%s: %.0f ms, %.2f MB sent; heap +%.2f MiB at the peak\n", path,
+                    *encoding ? " (gzip)" : "", ms, static_cast<double>(response.body_size()) / 1e6,
+                    mib(g_peak.load() - live));
+      }
     // Without tearing down: a heap profiler's "leaked" figure (heaptrack) is then what the
     // daemon holds between scans.
     std::filesystem::remove_all(root);

@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "http/content_encoding.h"
 #include "version.h"
 
 namespace neutracer {
@@ -28,7 +29,8 @@ protected:
     MetricFamily up = family("neutracer_test_up", "A test gauge.", MetricType::gauge);
     up.samples.push_back({{}, 1});
     render_text({up}, snapshot->metrics_text);
-    snapshot->kernels_json = std::make_shared<const std::string>("{\"kernels\": \"k\"}\n");
+    snapshot->kernels_json_gzip =
+        std::make_shared<const std::string>(gzip_compress("{\"kernels\": \"k\"}\n"));
     snapshot->processes_json = "{\"processes\": [\"p\"]}\n";
     snapshot->alerts_json = "{\"active\": [\"a\"], \"recent\": []}\n";
     auto timelines = std::make_shared<std::map<ProcessId, ProcessTimeline>>();
@@ -113,7 +115,6 @@ TEST_F(DaemonRoutesTest, MetricsAndJsonShareTheSnapshotsText) {
   const auto metrics = answer("/metrics");
   EXPECT_EQ(metrics.shared_prefix.get(), &snapshot->metrics_text);
   EXPECT_TRUE(metrics.body.starts_with("# HELP process_")) << metrics.body; // the daemon's own
-  EXPECT_EQ(answer("/api/v1/kernels").shared_prefix, snapshot->kernels_json);
   EXPECT_EQ(answer("/api/v1/processes").shared_prefix.get(), &snapshot->processes_json);
   EXPECT_EQ(answer("/api/v1/alerts").shared_prefix.get(), &snapshot->alerts_json);
 }
@@ -142,6 +143,8 @@ TEST_F(DaemonRoutesTest, JsonPagesServeTheSnapshotAsPublished) {
 
 TEST_F(DaemonRoutesTest, PagesBeforeTheFirstScanServeThePlaceholder) {
   EXPECT_EQ(get("/metrics").status, 200);
+  EXPECT_EQ(get("/api/v1/kernels").status, 200);
+  EXPECT_EQ(get("/api/v1/kernels").body, "");
   EXPECT_EQ(get("/api/v1/processes").body, "{\"processes\": []}\n");
   EXPECT_EQ(get("/memory").status, 200);
   EXPECT_EQ(get("/memory", "pid=4242").status, 404);

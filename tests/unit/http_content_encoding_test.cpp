@@ -64,6 +64,16 @@ TEST(GzipCompress, RoundTripsAndShrinksAScrape) {
   EXPECT_EQ(gunzip(gzip_compress("")), "");
 }
 
+TEST(Gunzip, UnpacksWhatGzipCompressPackedAndRefusesTheRest) {
+  const auto text = exposition(3000);
+  EXPECT_EQ(neutracer::gunzip(gzip_compress(text)), text);
+  EXPECT_EQ(neutracer::gunzip(gzip_compress("")), "");
+  const auto packed = gzip_compress(text);
+  EXPECT_THROW((void)neutracer::gunzip(packed.substr(0, packed.size() / 2)), std::runtime_error);
+  EXPECT_THROW((void)neutracer::gunzip(packed + "trailing"), std::runtime_error);
+  EXPECT_THROW((void)neutracer::gunzip("not gzip"), std::runtime_error);
+}
+
 TEST(GzipCompress, PartsMakeOneStreamOfTheirText) {
   const auto text = exposition(3000); // more than the first output buffer takes: it grows
   const std::string_view whole(text);
