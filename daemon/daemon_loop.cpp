@@ -260,6 +260,10 @@ void DaemonLoop::scan_once() {
     return start_ticks == id.start_ticks || (!start_ticks && reading.hit());
   });
   forget(removed, launches, inflight);
+  // Megabytes at 1 000 processes (a full read of each map): freed before the publish below
+  // builds the snapshot, not held through it.
+  std::vector<LaunchCount>().swap(launches);
+  std::vector<InflightCall>().swap(inflight);
   track_images();
   read_visible_gpus();
   sample_os();
@@ -475,7 +479,8 @@ void DaemonLoop::publish() {
     kernels_json_version_ = state_.kernels_version();
   }
   snapshot->kernels_json_gzip = kernels_json_gzip_;
-  snapshot->processes_json = processes_json(state_, detectors_);
+  snapshot->processes_json = processes_json(state_, detectors_, processes_json_bytes_);
+  processes_json_bytes_ = snapshot->processes_json.size();
   snapshot->timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());
   for (const auto &[id, process] : state_.processes())

@@ -31,11 +31,12 @@ double ClockOffset::to_unix(std::uint64_t monotonic_ns) const {
          (static_cast<double>(monotonic_now_ns) - static_cast<double>(monotonic_ns)) / 1e9;
 }
 
-std::string processes_json(const CudaState &state, const DetectorSet &detectors) {
+std::string processes_json(const CudaState &state, const DetectorSet &detectors,
+                           std::size_t expected_bytes) {
   std::map<ProcessId, std::vector<std::string>> active;
   for (const auto &alert : detectors.active())
     active[alert.id].emplace_back(alert_kind_name(alert.kind));
-  JsonArrayDocument processes("processes");
+  JsonArrayDocument processes("processes", expected_bytes + expected_bytes / 16);
   for (const auto &[id, process] : state.processes()) {
     auto entry = process_ref(id, process.comm, process.container);
     entry["exe"] = process.exe;

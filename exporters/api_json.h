@@ -15,7 +15,9 @@ struct ClockOffset {
   double to_unix(std::uint64_t monotonic_ns) const;
 };
 
-std::string processes_json(const CudaState &state, const DetectorSet &detectors);
+// `expected_bytes`: the size it will likely have (the last one's), reserved up front.
+std::string processes_json(const CudaState &state, const DetectorSet &detectors,
+                           std::size_t expected_bytes = 0);
 std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock);
 
 } // namespace neutracer

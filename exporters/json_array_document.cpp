@@ -8,11 +8,12 @@ constexpr std::string_view kElementIndent = "    ";
 
 } // namespace
 
-JsonArrayDocument::JsonArrayDocument(const std::string &key) {
+JsonArrayDocument::JsonArrayDocument(const std::string &key, std::size_t reserve_bytes) {
+  text_.reserve(reserve_bytes);
   // The key as dump() writes it: quoted and escaped.
-  text_ = "{\n  " +
-          nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-          ": [";
+  text_ += "{\n  " +
+           nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+           ": [";
 }
 
 void JsonArrayDocument::add(const nlohmann::json &element) {

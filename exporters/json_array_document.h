@@ -10,7 +10,9 @@ namespace neutracer {
 
 class JsonArrayDocument {
 public:
-  explicit JsonArrayDocument(const std::string &key);
+  // `reserve_bytes`: room for the text up front (a document as big as the last one), so that it
+  // is not copied each time it outgrows its buffer.
+  explicit JsonArrayDocument(const std::string &key, std::size_t reserve_bytes = 0);
   void add(const nlohmann::json &element);
   // The document, with a final newline.
   std::string finish() &&;
