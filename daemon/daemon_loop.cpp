@@ -475,7 +475,7 @@ void DaemonLoop::publish() {
   // Rebuilt only when it changed: an idle process with thousands of names cost a core's
   // share every scan when it was rebuilt each time.
   if (!kernels_json_gzip_ || kernels_json_version_ != state_.kernels_version()) {
-    kernels_json_gzip_ = std::make_shared<const std::string>(gzip_compress(kernels_json(state_)));
+    kernels_json_gzip_ = std::make_shared<const std::string>(kernels_json_gzip(state_));
     kernels_json_version_ = state_.kernels_version();
   }
   snapshot->kernels_json_gzip = kernels_json_gzip_;

@@ -5,6 +5,7 @@
 // the document was rebuilt.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 namespace neutracer {
 
@@ -14,6 +15,11 @@ public:
   // is not copied each time it outgrows its buffer.
   explicit JsonArrayDocument(const std::string &key, std::size_t reserve_bytes = 0);
   void add(const nlohmann::json &element);
+  // The text written so far, handed over: the document can be passed on (compressed, say) in
+  // pieces, never held whole. finish() gives the rest.
+  std::string take_text() { return std::exchange(text_, {}); }
+  // Bytes written and not taken yet.
+  std::size_t size() const { return text_.size(); }
   // The document, with a final newline.
   std::string finish() &&;
 

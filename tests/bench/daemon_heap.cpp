@@ -82,15 +82,14 @@ public:
   std::size_t probe_count() const override { return 100 * attached_.size(); }
   bool per_process_launch_probes() const override { return false; }
   std::optional<double> measure_launch_trap_ns() override { return std::nullopt; }
-  // The kernel names, at the first poll: each process's names from cuModuleGetFunction.
+  // The kernel names of the processes that arrived since the last poll (cuModuleGetFunction).
   void poll(std::chrono::milliseconds,
             const std::function<void(std::span<const std::byte>)> &sink) override {
-    if (std::exchange(names_sent_, true))
-      return;
     nt_name_event event{};
     event.kind = NT_EVENT_NAME;
     event.api = NT_API_MODULE_GET_FUNCTION;
-    for (const auto &launch : launches) {
+    for (; named_ < visible_; ++named_) {
+      const auto &launch = launches[named_];
       event.tgid = event.tid = launch.tgid;
       event.proc_start_ns = launch.proc_start_ns;
       event.handle = launch.handle;
@@ -100,7 +99,9 @@ public:
       sink(std::as_bytes(std::span(&event, 1)));
     }
   }
-  std::vector<LaunchCount> read_launch_counts() const override { return launches; }
+  std::vector<LaunchCount> read_launch_counts() const override {
+    return {launches.begin(), launches.begin() + static_cast<std::ptrdiff_t>(visible_)};
+  }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
   void delete_inflight_calls(const std::vector<InflightCall> &) override {}
@@ -115,20 +116,26 @@ public:
   void forget_launch_gate(std::uint32_t) override {}
   void drop_sampled_calls(std::uint32_t) override {}
 
+  // The launches of the first `processes` processes are counted, their names sent.
+  void arrive(std::size_t processes, std::size_t kernels) {
+    visible_ = std::min(launches.size(), processes * kernels);
+  }
+
   std::vector<LaunchCount> launches; // one per process and kernel: handle kFirstHandle + kernel
 
 private:
   std::set<LibraryId> attached_;
-  bool names_sent_ = false;
+  std::size_t visible_ = 0;
+  std::size_t named_ = 0;
 };
 
 void write_file(const std::filesystem::path &path, const std::string &text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
-// PROCS processes like neutracer-scenario's: comm, one libcuda mapping, a start time.
-void make_proc(const std::filesystem::path &root, int procs) {
-  for (int i = 0; i < procs; ++i) {
+// Processes [first, end) like neutracer-scenario's: comm, one libcuda mapping, a start time.
+void make_proc(const std::filesystem::path &root, int first, int end) {
+  for (int i = first; i < end; ++i) {
     const int pid = kFirstPid + i;
     const auto dir = root / std::to_string(pid);
     std::filesystem::create_directories(dir);
@@ -167,11 +174,12 @@ int main(int argc, char **argv) {
   const int procs = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int kernels = argc > 2 ? std::atoi(argv[2]) : 50;
   const int scans = argc > 3 ? std::atoi(argv[3]) : 5;
+  // Processes that start per scan, as daemon_cost.sh starts them in batches; 0: all at once.
+  const int arriving = argc > 4 && std::atoi(argv[4]) > 0 ? std::atoi(argv[4]) : procs;
   char root_template[] = "/tmp/neutracer-heap-XXXXXX";
   if (mkdtemp(root_template) == nullptr)
     return 1;
   const std::filesystem::path root(root_template);
-  make_proc(root, procs);
 
   Config config;
   config.proc_root = root.string();
@@ -190,10 +198,20 @@ int main(int argc, char **argv) {
                                   kFirstHandle + static_cast<std::uint64_t>(k), 1, 0});
 
   const std::size_t before = g_live.load();
-  std::printf("%d processes x %d kernels, %d scans\n", procs, kernels, scans);
+  std::printf("%d processes x %d kernels, %d per scan, then %d scans\n", procs, kernels, arriving,
+              scans);
   {
     DaemonLoop loop(config, tracing, publisher, notifier, nullptr, nullptr);
-    for (int scan = 1; scan <= scans; ++scan) {
+    int arrived = 0;
+    for (int scan = 1, steady = 0; steady < scans; ++scan) {
+      if (arrived < procs) {
+        const int next = std::min(procs, arrived + arriving);
+        make_proc(root, arrived, next);
+        arrived = next;
+        tracing.arrive(static_cast<std::size_t>(arrived), static_cast<std::size_t>(kernels));
+      } else {
+        ++steady;
+      }
       const auto live = g_live.load();
       g_peak = live;
       const auto started = std::chrono::steady_clock::now();
@@ -201,10 +219,12 @@ int main(int argc, char **argv) {
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
               .count();
+      const auto arenas = mallinfo2();
       std::printf("scan %d: %.0f ms; heap live %.2f MiB (peak %.2f, +%.2f during the scan); RSS "
-                  "%.1f MiB\n",
+                  "%.1f MiB; glibc: %.1f MiB in arenas (%.1f free), %.1f MiB mmapped\n",
                   scan, ms, mib(g_live.load() - before), mib(g_peak.load() - before),
-                  mib(g_peak.load() - live), static_cast<double>(rss_kib()) / 1024);
+                  mib(g_peak.load() - live), static_cast<double>(rss_kib()) / 1024,
+                  mib(arenas.arena), mib(arenas.fordblks), mib(arenas.hblkhd));
     }
     const auto snapshot = publisher.latest();
     std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), /api/v1/kernels %.2f MiB "

@@ -74,6 +74,16 @@ TEST(Gunzip, UnpacksWhatGzipCompressPackedAndRefusesTheRest) {
   EXPECT_THROW((void)neutracer::gunzip("not gzip"), std::runtime_error);
 }
 
+TEST(GzipWriter, WrittenInPiecesOneStreamOfTheirText) {
+  const auto text = exposition(3000);
+  GzipWriter gzip; // a first buffer far too small: it grows
+  for (std::size_t at = 0; at < text.size(); at += 1000)
+    gzip.write(std::string_view(text).substr(at, 1000));
+  gzip.write("");
+  EXPECT_EQ(gunzip(std::move(gzip).finish()), text);
+  EXPECT_EQ(gunzip(GzipWriter().finish()), "");
+}
+
 TEST(GzipCompress, PartsMakeOneStreamOfTheirText) {
   const auto text = exposition(3000); // more than the first output buffer takes: it grows
   const std::string_view whole(text);

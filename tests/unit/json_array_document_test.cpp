@@ -42,6 +42,20 @@ TEST(JsonArrayDocument, WritesWhatADumpOfTheWholeDocumentWrites) {
   EXPECT_EQ(element_at_a_time("processes", {elements[0]}), whole_dump("processes", {elements[0]}));
 }
 
+TEST(JsonArrayDocument, TakenInPiecesItIsTheSameText) {
+  const std::vector<nlohmann::json> elements{{{"a", 1}}, {{"b", {1, 2}}}, "c"};
+  JsonArrayDocument document("k");
+  std::string pieces;
+  for (const auto &element : elements) {
+    document.add(element);
+    EXPECT_GT(document.size(), 0u);
+    pieces += document.take_text();
+    EXPECT_EQ(document.size(), 0u);
+  }
+  pieces += std::move(document).finish();
+  EXPECT_EQ(pieces, whole_dump("k", elements));
+}
+
 TEST(JsonArrayDocument, AnEmptyArray) {
   EXPECT_EQ(element_at_a_time("processes", {}), "{\n  \"processes\": []\n}\n");
   EXPECT_EQ(element_at_a_time("processes", {}), whole_dump("processes", {}));
