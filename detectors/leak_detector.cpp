@@ -63,8 +63,9 @@ void LeakDetector::advance_to(std::uint64_t index) {
   const std::uint64_t gap = index - current_->index - 1;
   for (std::uint64_t i = index - std::min<std::uint64_t>(gap, windows_); i < index; ++i)
     closed_.push_back(Window{i, level_});
-  while (closed_.size() > windows_)
-    closed_.pop_front();
+  if (closed_.size() > windows_)
+    closed_.erase(closed_.begin(),
+                  closed_.begin() + static_cast<std::ptrdiff_t>(closed_.size() - windows_));
   // The level carried into the window is part of its minimum.
   current_ = Window{index, level_};
 }

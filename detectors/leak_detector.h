@@ -15,7 +15,6 @@
 // only after its transient peak has passed, transients cross the marks and (b) stays low.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -85,7 +84,7 @@ private:
   std::uint64_t window_ns_;
   std::size_t windows_;
 
-  std::deque<Window> closed_; // oldest first, contiguous indices, at most windows_
+  std::vector<Window> closed_; // oldest first, contiguous indices, at most windows_
   std::optional<Window> current_;
   std::uint64_t level_ = 0; // used_after of the latest change
 
