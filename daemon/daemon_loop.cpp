@@ -479,8 +479,8 @@ void DaemonLoop::publish() {
     kernels_json_version_ = state_.kernels_version();
   }
   snapshot->kernels_json_gzip = kernels_json_gzip_;
-  snapshot->processes_json = processes_json(state_, detectors_, processes_json_bytes_);
-  processes_json_bytes_ = snapshot->processes_json.size();
+  snapshot->processes_json_gzip =
+      std::make_shared<const std::string>(processes_json_gzip(state_, detectors_));
   snapshot->timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());
   for (const auto &[id, process] : state_.processes())

@@ -112,8 +112,7 @@ private:
   // /api/v1/kernels as last built (gzip), and the state's kernels_version it was built from.
   std::shared_ptr<const std::string> kernels_json_gzip_;
   std::uint64_t kernels_json_version_ = 0;
-  std::size_t metrics_text_bytes_ = 0;   // size of the last rendered /metrics text
-  std::size_t processes_json_bytes_ = 0; // and of the last /api/v1/processes
+  std::size_t metrics_text_bytes_ = 0; // size of the last rendered /metrics text
 };
 
 } // namespace neutracer

@@ -15,9 +15,11 @@ struct ClockOffset {
   double to_unix(std::uint64_t monotonic_ns) const;
 };
 
-// `expected_bytes`: the size it will likely have (the last one's), reserved up front.
-std::string processes_json(const CudaState &state, const DetectorSet &detectors,
-                           std::size_t expected_bytes = 0);
+std::string processes_json(const CudaState &state, const DetectorSet &detectors);
+// The same document gzip-compressed as it is written, as the snapshot keeps it.
+std::string processes_json_gzip(const CudaState &state, const DetectorSet &detectors);
+// The document before the first scan.
+inline constexpr const char *kNoProcessesJson = "{\"processes\": []}\n";
 std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock);
 
 } // namespace neutracer

@@ -9,6 +9,10 @@
 
 namespace neutracer {
 
+// Pieces a document is passed on in (take_text()): big enough for zlib, small next to the
+// documents (megabytes at 1 000 processes).
+inline constexpr std::size_t kJsonPieceBytes = 64 << 10;
+
 class JsonArrayDocument {
 public:
   // `reserve_bytes`: room for the text up front (a document as big as the last one), so that it

@@ -11,11 +11,7 @@ namespace {
 
 // Passes the document on to `take` a piece at a time.
 template <typename Take> void write_kernels_json(const CudaState &state, Take &&take) {
-  // Pieces of about this size: big enough for zlib, small next to the document (6 MB at
-  // 1 000 processes x 50 kernels).
-  constexpr std::size_t kPieceBytes = 64 << 10;
-  JsonArrayDocument document("processes", kPieceBytes * 2);
-  std::string piece;
+  JsonArrayDocument document("processes", kJsonPieceBytes * 2);
   for (const auto &[id, process] : state.processes()) {
     auto kernels = nlohmann::json::array();
     for (const auto &[label, series] : process.kernels)
@@ -27,13 +23,10 @@ template <typename Take> void write_kernels_json(const CudaState &state, Take &&
       entry[key] = value;
     entry["kernels"] = std::move(kernels);
     document.add(entry);
-    if (document.size() >= kPieceBytes) {
-      piece = document.take_text();
-      take(piece);
-    }
+    if (document.size() >= kJsonPieceBytes)
+      take(document.take_text());
   }
-  piece = std::move(document).finish();
-  take(piece);
+  take(std::move(document).finish());
 }
 
 } // namespace

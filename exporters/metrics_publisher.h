@@ -24,7 +24,9 @@ struct PublishedSnapshot {
   // Shared with the main loop, which rebuilds it only when its content changed. Null before
   // the first scan.
   std::shared_ptr<const std::string> kernels_json_gzip;
-  std::string processes_json = "{\"processes\": []}\n";
+  // /api/v1/processes, gzip-compressed as well (1.4 MB in 20 KB at 1 000 processes); rebuilt
+  // every scan. Null before the first scan.
+  std::shared_ptr<const std::string> processes_json_gzip;
   std::string alerts_json = "{\"active\": [], \"recent\": []}\n";
   // Memory timelines are rendered per request, from this scan's copy.
   std::shared_ptr<const std::map<ProcessId, ProcessTimeline>> timelines =

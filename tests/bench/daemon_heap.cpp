@@ -227,10 +227,11 @@ int main(int argc, char **argv) {
                   mib(arenas.arena), mib(arenas.fordblks), mib(arenas.hblkhd));
     }
     const auto snapshot = publisher.latest();
-    std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), /api/v1/kernels %.2f MiB "
-                "(gzip), /api/v1/processes %.2f MiB\n",
+    std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), gzip of /api/v1/kernels "
+                "%.2f MiB and /api/v1/processes %.2f MiB\n",
                 mib(snapshot->metrics_text.size()), mib(snapshot->metrics_text.capacity()),
-                mib(snapshot->kernels_json_gzip->size()), mib(snapshot->processes_json.size()));
+                mib(snapshot->kernels_json_gzip->size()),
+                mib(snapshot->processes_json_gzip->size()));
 
     HttpRejectionCounters rejections;
     HttpRequestCounts requests;
