@@ -98,7 +98,8 @@ public:
   bool empty() const { return items_.empty(); }
   void shrink_to_fit() { items_.shrink_to_fit(); }
 
-  bool contains(const Key &key) const {
+  // Any key that compares with Key (a string_view for strings).
+  template <typename Other> bool contains(const Other &key) const {
     return std::binary_search(items_.begin(), items_.end(), key);
   }
   // Returns whether `key` was new.

@@ -14,9 +14,14 @@ template <typename Take> void write_kernels_json(const CudaState &state, Take &&
   JsonArrayDocument document("processes", kJsonPieceBytes * 2);
   for (const auto &[id, process] : state.processes()) {
     auto kernels = nlohmann::json::array();
-    for (const auto &[label, series] : process.kernels)
+    const auto full_names = process.full_names();
+    for (const auto &[label, series] : process.kernels) {
+      const auto names = full_names.find(label);
       kernels.push_back(
-          {{"kernel", label}, {"launches", series.launches}, {"full_names", series.full_names}});
+          {{"kernel", label},
+           {"launches", series.launches},
+           {"full_names", names != full_names.end() ? names->second : FlatSet<std::string>{}}});
+    }
     nlohmann::json entry{{"pid", id.pid}, {"comm", process.comm}};
     // The container fields of /api/v1/processes: container (the name), container_id, ...
     for (const auto &[key, value] : container_info_labels(process.container))
