@@ -436,6 +436,7 @@ void CudaState::rebuild_kernels(ProcessState &state) {
       break;
     state.promoted.insert(label);
   }
+  state.promoted.shrink_to_fit(); // filled once, kept for the process's life
   // Merged, not assigned: unnamed launches of a process that dropped names are [other] too.
   std::vector<std::pair<std::string, KernelSeries>> kept;
   kept.reserve(by_label.size());
