@@ -18,9 +18,9 @@ static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
               "request_head_problem assumes civetweb's limit");
 
 void write_response(mg_connection *connection, const std::string &method,
-                    const std::string &accept_encoding, const HttpResponse &plain) {
+                    const std::string &accept_encoding, HttpResponse plain) {
   // HEAD too: its head must say what a GET would get.
-  const HttpResponse response = encode_for_client(accept_encoding, plain);
+  const HttpResponse response = encode_for_client(accept_encoding, std::move(plain));
   const std::string head =
       response_head(response.status, response.content_type, response.body_size(), response.headers);
   mg_write(connection, head.data(), head.size());
@@ -61,9 +61,9 @@ int handle_request(mg_connection *connection, void *data) {
   auto *pipeline = static_cast<RequestPipeline *>(data);
   const HttpRequest request = request_from(connection);
   int status = 500;
-  pipeline->serve(request, [&](const HttpResponse &response) {
-    write_response(connection, request.method, request.accept_encoding, response);
+  pipeline->serve(request, [&](HttpResponse response) {
     status = response.status;
+    write_response(connection, request.method, request.accept_encoding, std::move(response));
   });
   return status;
 }

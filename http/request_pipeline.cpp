@@ -23,10 +23,10 @@ RequestPipeline::RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent
       requests_(requests ? std::move(requests) : std::make_shared<HttpRequestCounts>()) {}
 
 void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send_answer) {
-  const ResponseSender send = [&](const HttpResponse &response) {
+  const ResponseSender send = [&](HttpResponse response) {
     requests_->count(routes_.contains(request.raw_path) ? request.raw_path : "other",
                      response.status);
-    send_answer(response);
+    send_answer(std::move(response));
   };
   if (auto too_large = request_head_problem(request.head_bytes, request.header_count)) {
     rejections_->count(RejectionReason::too_large);
