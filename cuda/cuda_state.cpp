@@ -12,7 +12,7 @@ constexpr std::size_t index_of(CopyDirection direction) {
   return static_cast<std::size_t>(direction);
 }
 
-bool is_pseudo_kernel(const std::string &label) { return label.starts_with('['); }
+bool is_pseudo_kernel(std::string_view label) { return label.starts_with('['); }
 
 enum class Side { unknown, host, device };
 
@@ -193,6 +193,7 @@ void CudaState::apply(const nt_call_event &event) {
     if (state.kernel_names.kernel_of(event.out[0]) != event.args[1]) {
       state.kernel_names.link(event.out[0], event.args[1], max_kernel_names(), name_budget_);
       state.kernels_stale = true;
+      ++kernels_version_; // the full names behind a label may change with the series alike
     }
   } else if (const auto device = context_device(api, event.args); device && event.out[0] != 0) {
     state.context_devices[event.out[0]] = *device;
@@ -215,6 +216,7 @@ void CudaState::apply(const NameEvent &event) {
     return;
   state.kernel_names.add(event.handle, event.name, max_kernel_names(), name_budget_);
   state.kernels_stale = true;
+  ++kernels_version_; // the full names behind a label may change with the series alike
 }
 
 void CudaState::apply_allocation(ProcessState &state, const nt_call_event &event, MemoryKind kind) {
@@ -317,38 +319,111 @@ void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
 }
 
 void CudaState::set_launch_counts(const std::vector<LaunchCount> &counts) {
-  std::map<ProcessId, std::map<ProcessState::LaunchKey, std::uint64_t>> totals;
+  // Each process's entries, gathered by sorting one list rather than in a map of maps (50 000
+  // tree nodes a scan at 1 000 processes x 50 kernels).
+  struct Entry {
+    ProcessId id;
+    ProcessState::LaunchKey key;
+    std::uint64_t count = 0;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(counts.size());
   for (const auto &count : counts) {
     process(count.tgid, count.proc_start_ns); // a process may first show up here
-    totals[process_id(count.tgid, count.proc_start_ns)][{count.api, count.handle, count.context}] =
-        count.count;
+    entries.push_back({process_id(count.tgid, count.proc_start_ns),
+                       {count.api, count.handle, count.context},
+                       count.count});
   }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return a.id != b.id ? a.id < b.id : a.key < b.key;
+  });
+  auto next = entries.begin();
+  std::vector<std::pair<ProcessState::LaunchKey, std::uint64_t>> fresh;
   for (auto &[id, state] : processes_) {
-    auto found = totals.find(id);
-    auto fresh = found == totals.end() ? decltype(state.launch_totals){} : std::move(found->second);
-    if (fresh == state.launch_totals && !state.kernels_stale)
+    fresh.clear();
+    for (; next != entries.end() && next->id == id; ++next) {
+      if (!fresh.empty() && fresh.back().first == next->key)
+        fresh.back().second = next->count; // the same key twice: the last read counts
+      else
+        fresh.emplace_back(next->key, next->count);
+    }
+    if (std::equal(fresh.begin(), fresh.end(), state.launch_totals.begin(),
+                   state.launch_totals.end()) &&
+        !state.kernels_stale)
       continue; // an idle process: nothing its series are built from changed
-    state.launch_totals = std::move(fresh);
+    state.launch_totals = decltype(state.launch_totals)::from_unsorted(fresh);
     rebuild_kernels(state);
   }
 }
 
+namespace {
+
+void add_series(KernelSeries &target, KernelSeries &series) {
+  target.launches += series.launches;
+  for (const auto &[device, launches] : series.launches_by_device)
+    target.launches_by_device[device] += launches;
+}
+
+void add_names(FlatSet<std::string> &target, FlatSet<std::string> &names) { target.merge(names); }
+
+// `labelled` as a map by label, the values of equal labels merged by `add`.
+template <typename Value, typename Add>
+FlatMap<std::string, Value> merged_by_label(std::vector<std::pair<std::string, Value>> labelled,
+                                            Add add) {
+  std::stable_sort(labelled.begin(), labelled.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<std::pair<std::string, Value>> merged;
+  merged.reserve(labelled.size());
+  for (auto &[label, value] : labelled) {
+    if (!merged.empty() && merged.back().first == label)
+      add(merged.back().second, value);
+    else
+      merged.emplace_back(std::move(label), std::move(value));
+  }
+  auto map = FlatMap<std::string, Value>::from_unsorted(std::move(merged));
+  map.shrink_to_fit();
+  return map;
+}
+
+} // namespace
+
+std::pair<std::string_view, const KernelName *>
+ProcessState::launch_label(const LaunchKey &key) const {
+  if (key.api == NT_API_GRAPH_LAUNCH)
+    return {kGraphLaunch, nullptr};
+  if (const KernelName *name = kernel_names.find(key.handle))
+    return {name->short_name, name};
+  // Once names were dropped, an unnamed handle may be one of them: [other], not [unresolved].
+  return {kernel_names.dropped() > 0 ? kOtherKernels : kUnresolvedKernel, nullptr};
+}
+
+std::string_view ProcessState::series_label(std::string_view label) const {
+  return is_pseudo_kernel(label) || promoted.contains(label) ? label
+                                                             : std::string_view(kOtherKernels);
+}
+
+FlatMap<std::string, FlatSet<std::string>> ProcessState::full_names() const {
+  std::vector<std::pair<std::string, FlatSet<std::string>>> labelled;
+  labelled.reserve(launch_totals.size());
+  for (const auto &[key, count] : launch_totals) {
+    const auto [label, name] = launch_label(key);
+    labelled.emplace_back(std::string(series_label(label)),
+                          name ? FlatSet<std::string>{name->full_name} : FlatSet<std::string>{});
+  }
+  return merged_by_label(std::move(labelled), add_names);
+}
+
 void CudaState::rebuild_kernels(ProcessState &state) {
   state.kernels_stale = false;
-  // Once names were dropped, an unnamed handle may be one of them: [other], not [unresolved].
-  const char *unnamed = state.kernel_names.dropped() > 0 ? kOtherKernels : kUnresolvedKernel;
-  std::map<std::string, KernelSeries> by_label;
+  std::vector<std::pair<std::string, KernelSeries>> labelled;
+  labelled.reserve(state.launch_totals.size());
   for (const auto &[key, count] : state.launch_totals) {
-    const auto &[api, handle, context] = key;
-    const KernelName *name = api == NT_API_GRAPH_LAUNCH ? nullptr : state.kernel_names.find(handle);
-    const std::string label =
-        api == NT_API_GRAPH_LAUNCH ? kGraphLaunch : (name ? name->short_name : unnamed);
-    auto &series = by_label[label];
-    series.launches += count;
-    series.launches_by_device[state.device_of(context)] += count;
-    if (name)
-      series.full_names.insert(name->full_name);
+    KernelSeries series;
+    series.launches = count;
+    series.launches_by_device[state.device_of(key.context)] = count;
+    labelled.emplace_back(state.launch_label(key).first, std::move(series));
   }
+  auto by_label = merged_by_label(std::move(labelled), add_series);
   // Fill free slots with the busiest kernels not yet promoted; promoted ones stay.
   std::vector<std::pair<std::uint64_t, std::string>> candidates;
   for (const auto &[label, series] : by_label)
@@ -362,16 +437,13 @@ void CudaState::rebuild_kernels(ProcessState &state) {
       break;
     state.promoted.insert(label);
   }
-  std::map<std::string, KernelSeries> kernels;
-  for (auto &[label, series] : by_label) {
-    // Merged, not assigned: unnamed launches of a process that dropped names are [other] too.
-    auto &target =
-        kernels[is_pseudo_kernel(label) || state.promoted.contains(label) ? label : kOtherKernels];
-    target.launches += series.launches;
-    for (const auto &[device, launches] : series.launches_by_device)
-      target.launches_by_device[device] += launches;
-    target.full_names.merge(series.full_names);
-  }
+  state.promoted.shrink_to_fit(); // filled once, kept for the process's life
+  // Merged, not assigned: unnamed launches of a process that dropped names are [other] too.
+  std::vector<std::pair<std::string, KernelSeries>> kept;
+  kept.reserve(by_label.size());
+  for (auto &[label, series] : by_label)
+    kept.emplace_back(state.series_label(label), std::move(series));
+  auto kernels = merged_by_label(std::move(kept), add_series);
   if (kernels != state.kernels) {
     state.kernels = std::move(kernels);
     ++kernels_version_;

@@ -27,7 +27,9 @@
 #include "exporters/nvml_metrics.h"
 #include "exporters/os_metrics.h"
 #include "exporters/process_gpu_time_metrics.h"
+#include "exposition/text_sink.h"
 #include "gpus/host_gpus.h"
+#include "http/content_encoding.h"
 #include "revision.h"
 #include "version.h"
 
@@ -330,6 +332,10 @@ void DaemonLoop::scan_once() {
   });
   forget(removed, launches, inflight);
   record_sites(inflight);
+  // Megabytes at 1 000 processes (a full read of each map): freed before the publish below
+  // builds the snapshot, not held through it.
+  std::vector<LaunchCount>().swap(launches);
+  std::vector<InflightCall>().swap(inflight);
   track_images();
   read_visible_gpus();
   sample_os();
@@ -508,33 +514,45 @@ void DaemonLoop::write_journal(const JournalEntry &entry) {
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
   snapshot->from_a_scan = true;
-  std::vector<MetricFamily> families = daemon_families(health_, cuda_processes_);
-  std::vector<OsProcessView> os_views;
-  for (const auto &[id, process] : state_.processes()) {
-    OsProcessView view{process_labels(id, process.comm, process.container), std::nullopt,
-                       std::nullopt};
-    if (const auto sample = os_samples_.find(id.pid); sample != os_samples_.end())
-      view.proc = sample->second;
-    if (const auto counters = os_counters_.find(static_cast<std::uint32_t>(id.pid));
-        counters != os_counters_.end())
-      view.bpf = counters->second;
-    os_views.push_back(std::move(view));
-  }
+  // Rendered here, once per scan, into a buffer the size of the last one. The per-process
+  // families go straight into the text as they are written: built as MetricFamily values
+  // first, their label vectors took more memory than the text (BENCHMARKS.md, "The daemon's
+  // own cost").
+  snapshot->metrics_text.reserve(metrics_text_bytes_ + metrics_text_bytes_ / 8);
+  TextSink text(snapshot->metrics_text);
+  std::vector<MetricFamily> head = daemon_families(health_, cuda_processes_);
+  if (os_tracer_ != nullptr)
+    add_os_map_errors(os_tracer_->stats(), head);
+  text.write(head);
+  head.clear();
   const SeriesSettings series{config_.metrics.process_histograms};
-  for (auto &&part : {cuda_families(state_, series), kernel_name_families(state_),
-                      detector_families(detectors_, delivery_), os_families(os_views, series)})
-    std::move(part.begin(), part.end(), std::back_inserter(families));
-  families.push_back(container_info_family(state_));
-  for (auto &family : launch_counting_families(
-           launches_ ? config_.cuda.launch_counting : std::string("exact"), state_,
-           launches_ ? launches_->processes() : std::vector<LaunchProcessView>{},
-           launch_trap_seconds_))
-    families.push_back(std::move(family));
-  for (auto &gpu_family : nvml_families(nvml_snapshot_))
-    families.push_back(std::move(gpu_family));
-  for (auto &&part : {nvml_health_families(nvml_snapshot_), xid_families(gpu_health_, state_),
-                      process_gpu_time_families(nvml_snapshot_, state_)})
-    std::move(part.begin(), part.end(), std::back_inserter(families));
+  write_cuda_metrics(state_, series, text);
+  text.write(kernel_name_families(state_));
+  write_detector_metrics(detectors_, delivery_, text);
+  {
+    std::vector<OsProcessView> os_views;
+    os_views.reserve(state_.processes().size());
+    for (const auto &[id, process] : state_.processes()) {
+      OsProcessView view{process_labels(id, process.comm, process.container), std::nullopt,
+                         std::nullopt};
+      if (const auto sample = os_samples_.find(id.pid); sample != os_samples_.end())
+        view.proc = sample->second;
+      if (const auto counters = os_counters_.find(static_cast<std::uint32_t>(id.pid));
+          counters != os_counters_.end())
+        view.bpf = counters->second;
+      os_views.push_back(std::move(view));
+    }
+    write_os_metrics(os_views, series, text);
+  }
+  text.write({container_info_family(state_)});
+  write_launch_counting_metrics(
+      launches_ ? config_.cuda.launch_counting : std::string("exact"), state_,
+      launches_ ? launches_->processes() : std::vector<LaunchProcessView>{}, launch_trap_seconds_,
+      text);
+  text.write(nvml_families(nvml_snapshot_));
+  text.write(nvml_health_families(nvml_snapshot_));
+  text.write(xid_families(gpu_health_, state_));
+  text.write(process_gpu_time_families(nvml_snapshot_, state_));
   CollectorHealth collectors;
   collectors.os_tracer = os_tracer_ != nullptr;
   if (nvml_ || nvml_unavailable_)
@@ -542,24 +560,20 @@ void DaemonLoop::publish() {
   collectors.nvml_process_utilization = nvml_snapshot_.process_utilization_up;
   if (gpu_health_.reads_kernel_log())
     collectors.kernel_log = gpu_health_.kernel_log().healthy;
-  families.push_back(collector_family(collectors));
-  for (auto &family : bpf_map_families(map_occupancy_))
-    families.push_back(std::move(family));
+  text.write({collector_family(collectors)});
+  text.write(bpf_map_families(map_occupancy_));
   if (os_tracer_ != nullptr)
-    add_os_tracer_health(os_tracer_->stats(), families);
-  // Rendered here, once per scan, into a buffer the size of the last one.
-  snapshot->metrics_text.reserve(metrics_text_bytes_ + metrics_text_bytes_ / 8);
-  render_text(families, snapshot->metrics_text);
+    text.write({os_network_source_family(os_tracer_->stats())});
   metrics_text_bytes_ = snapshot->metrics_text.size();
-  families.clear();
   // Rebuilt only when it changed: an idle process with thousands of names cost a core's
   // share every scan when it was rebuilt each time.
-  if (!kernels_json_ || kernels_json_version_ != state_.kernels_version()) {
-    kernels_json_ = std::make_shared<const std::string>(kernels_json(state_));
+  if (!kernels_json_gzip_ || kernels_json_version_ != state_.kernels_version()) {
+    kernels_json_gzip_ = std::make_shared<const std::string>(kernels_json_gzip(state_));
     kernels_json_version_ = state_.kernels_version();
   }
-  snapshot->kernels_json = kernels_json_;
-  snapshot->processes_json = processes_json(state_, detectors_);
+  snapshot->kernels_json_gzip = kernels_json_gzip_;
+  snapshot->processes_json_gzip =
+      std::make_shared<const std::string>(processes_json_gzip(state_, detectors_));
   snapshot->timelines =
       std::make_shared<const std::map<ProcessId, ProcessTimeline>>(timeline_.processes());
   for (const auto &[id, process] : state_.processes())

@@ -117,8 +117,8 @@ private:
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
   bool nvml_unavailable_ = false;
   GpuHealthMonitor gpu_health_;
-  // /api/v1/kernels as last built, and the state's kernels_version it was built from.
-  std::shared_ptr<const std::string> kernels_json_;
+  // /api/v1/kernels as last built (gzip), and the state's kernels_version it was built from.
+  std::shared_ptr<const std::string> kernels_json_gzip_;
   std::uint64_t kernels_json_version_ = 0;
   std::size_t metrics_text_bytes_ = 0; // size of the last rendered /metrics text
   // Call sites (stacks.enabled): absent when stacks are off.

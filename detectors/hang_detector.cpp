@@ -68,8 +68,11 @@ bool HangDetector::busy_over_last(std::uint64_t span_ns, const HangSample &sampl
     cpu_readings_.push_back(CpuReading{sample.now_ns, sample.cpu_seconds_total});
 
   const std::uint64_t span_start = sample.now_ns >= span_ns ? sample.now_ns - span_ns : 0;
-  while (cpu_readings_.size() >= 2 && cpu_readings_[1].time_ns <= span_start)
-    cpu_readings_.pop_front();
+  std::size_t stale = 0;
+  while (cpu_readings_.size() - stale >= 2 && cpu_readings_[stale + 1].time_ns <= span_start)
+    ++stale;
+  cpu_readings_.erase(cpu_readings_.begin(),
+                      cpu_readings_.begin() + static_cast<std::ptrdiff_t>(stale));
 
   const CpuReading &start = cpu_readings_.front();
   if (start.time_ns > span_start || sample.now_ns <= start.time_ns)

@@ -11,9 +11,9 @@
 //    finish, so a stuck process burns CPU; an idle inference server sleeps and stays silent.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace neutracer {
 
@@ -65,7 +65,9 @@ private:
   std::uint64_t last_launch_change_ns_ = 0;
   // CPU readings since the last launch change, thinned to a bounded number; the oldest one at
   // or before the start of the span being judged is kept.
-  std::deque<CpuReading> cpu_readings_;
+  // A vector, as the other detectors' short histories: an empty std::deque holds ~600 bytes,
+  // ~2 MiB over four of them at 1 000 processes.
+  std::vector<CpuReading> cpu_readings_;
 };
 
 } // namespace neutracer

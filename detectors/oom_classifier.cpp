@@ -61,8 +61,11 @@ void OomClassifier::on_allocation(const MemoryChange &change) {
   // One successful allocation settles every failure it could have been the retry of.
   ++retries_;
   recent_retries_.push_back(change.time_ns);
-  while (recent_retries_.size() > std::max<std::size_t>(1, settings_.storm_retries))
-    recent_retries_.pop_front();
+  if (const auto keep = std::max<std::size_t>(1, settings_.storm_retries);
+      recent_retries_.size() > keep)
+    recent_retries_.erase(recent_retries_.begin(),
+                          recent_retries_.begin() +
+                              static_cast<std::ptrdiff_t>(recent_retries_.size() - keep));
 }
 
 void OomClassifier::on_free(const MemoryChange &change) {
@@ -90,8 +93,11 @@ void OomClassifier::on_failure(const MemoryChange &change,
 
   expire_failures(change.time_ns);
   pending_failures_.push_back(PendingFailure{change.time_ns, requested, false});
-  while (pending_failures_.size() > kMaxPendingFailures)
-    pending_failures_.pop_front();
+  if (pending_failures_.size() > kMaxPendingFailures)
+    pending_failures_.erase(
+        pending_failures_.begin(),
+        pending_failures_.begin() +
+            static_cast<std::ptrdiff_t>(pending_failures_.size() - kMaxPendingFailures));
 }
 
 void OomClassifier::add_segment(std::uint64_t address, std::uint64_t bytes) {
@@ -118,9 +124,11 @@ void OomClassifier::remove_segment(std::uint64_t address) {
 }
 
 void OomClassifier::expire_failures(std::uint64_t now_ns) {
-  while (!pending_failures_.empty() && now_ns > pending_failures_.front().time_ns &&
-         now_ns - pending_failures_.front().time_ns > retry_window_ns_)
-    pending_failures_.pop_front();
+  const auto current = std::find_if(
+      pending_failures_.begin(), pending_failures_.end(), [&](const PendingFailure &failure) {
+        return now_ns <= failure.time_ns || now_ns - failure.time_ns <= retry_window_ns_;
+      });
+  pending_failures_.erase(pending_failures_.begin(), current);
 }
 
 std::vector<OomEvent> OomClassifier::take_oom_events() {

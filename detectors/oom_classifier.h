@@ -11,7 +11,6 @@
 // have been served after releasing them.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -95,9 +94,9 @@ private:
   std::uint64_t live_bytes_ = 0;
   std::uint64_t untracked_segments_ = 0;
 
-  std::deque<PendingFailure> pending_failures_;
+  std::vector<PendingFailure> pending_failures_; // at most kMaxPendingFailures
   std::uint64_t retries_ = 0;
-  std::deque<std::uint64_t> recent_retries_; // times of the last storm_retries retries
+  std::vector<std::uint64_t> recent_retries_; // times of the last storm_retries retries
 
   std::vector<OomEvent> events_;
   std::uint64_t dropped_events_ = 0;

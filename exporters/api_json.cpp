@@ -4,6 +4,8 @@
 
 #include "cuda/cuda_api_table.h"
 #include "exporters/container_metrics.h"
+#include "exporters/json_array_document.h"
+#include "http/content_encoding.h"
 
 namespace neutracer {
 namespace {
@@ -30,11 +32,15 @@ double ClockOffset::to_unix(std::uint64_t monotonic_ns) const {
          (static_cast<double>(monotonic_now_ns) - static_cast<double>(monotonic_ns)) / 1e9;
 }
 
-std::string processes_json(const CudaState &state, const DetectorSet &detectors) {
+namespace {
+
+// Passes the document on to `take` a piece at a time.
+template <typename Take>
+void write_processes_json(const CudaState &state, const DetectorSet &detectors, Take &&take) {
   std::map<ProcessId, std::vector<std::string>> active;
   for (const auto &alert : detectors.active())
     active[alert.id].emplace_back(alert_kind_name(alert.kind));
-  auto processes = json::array();
+  JsonArrayDocument processes("processes", kJsonPieceBytes * 2);
   for (const auto &[id, process] : state.processes()) {
     auto entry = process_ref(id, process.comm, process.container);
     entry["exe"] = process.exe;
@@ -77,9 +83,25 @@ std::string processes_json(const CudaState &state, const DetectorSet &detectors)
             {"stalled_seconds", f.hang.stalled_seconds}}}};
     }
     entry["active_alerts"] = active.contains(id) ? json(active.at(id)) : json::array();
-    processes.push_back(std::move(entry));
+    processes.add(entry);
+    if (processes.size() >= kJsonPieceBytes)
+      take(processes.take_text());
   }
-  return dump({{"processes", std::move(processes)}});
+  take(std::move(processes).finish());
+}
+
+} // namespace
+
+std::string processes_json(const CudaState &state, const DetectorSet &detectors) {
+  std::string text;
+  write_processes_json(state, detectors, [&](const std::string &piece) { text += piece; });
+  return text;
+}
+
+std::string processes_json_gzip(const CudaState &state, const DetectorSet &detectors) {
+  GzipWriter gzip;
+  write_processes_json(state, detectors, [&](const std::string &piece) { gzip.write(piece); });
+  return std::move(gzip).finish();
 }
 
 std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) {

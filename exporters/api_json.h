@@ -16,6 +16,10 @@ struct ClockOffset {
 };
 
 std::string processes_json(const CudaState &state, const DetectorSet &detectors);
+// The same document gzip-compressed as it is written, as the snapshot keeps it.
+std::string processes_json_gzip(const CudaState &state, const DetectorSet &detectors);
+// The document before the first scan.
+inline constexpr const char *kNoProcessesJson = "{\"processes\": []}\n";
 std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock);
 
 } // namespace neutracer

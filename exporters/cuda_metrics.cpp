@@ -7,15 +7,25 @@
 namespace neutracer {
 namespace {
 
-Labels process_labels(const ProcessId &id, const ProcessState &state) {
-  return process_labels(id, state.comm, state.container);
-}
-
 constexpr std::array kMemoryKindsInOrder = {MemoryKind::device, MemoryKind::managed,
                                             MemoryKind::host_pinned, MemoryKind::vmm};
 constexpr std::array kDirectionsInOrder = {CopyDirection::h2d, CopyDirection::d2h,
                                            CopyDirection::d2d, CopyDirection::peer,
                                            CopyDirection::default_};
+
+// A traced process and its labels, built once for all of its series.
+struct ProcessRow {
+  const ProcessState &state;
+  Labels labels;
+};
+
+std::vector<ProcessRow> process_rows(const CudaState &state) {
+  std::vector<ProcessRow> rows;
+  rows.reserve(state.processes().size());
+  for (const auto &[id, process] : state.processes())
+    rows.push_back({process, process_labels(id, process.comm, process.container)});
+  return rows;
+}
 
 // Each GPU a process used, with its counters; a process that used none yet shows the device
 // it would use, so its series exist from discovery on.
@@ -41,50 +51,44 @@ bool copied_in(const DeviceCounters &counters, std::size_t direction) {
 }
 
 // One family with a sample per process, GPU and memory kind used.
-MetricFamily per_memory_kind(const CudaState &state, std::string name, std::string help,
-                             MetricType type,
-                             const std::function<double(const MemoryCounters &)> &value) {
-  auto f = family(std::move(name), std::move(help), type);
-  for (const auto &[id, process] : state.processes())
-    for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
+void per_memory_kind(const std::vector<ProcessRow> &rows, MetricSink &sink, std::string_view name,
+                     std::string_view help, MetricType type,
+                     const std::function<double(const MemoryCounters &)> &value) {
+  sink.family(name, help, type);
+  for (const auto &row : rows)
+    for_each_device(row.state, [&](const std::string &gpu, const DeviceCounters &counters) {
       for (const auto kind : kMemoryKindsInOrder)
         if (shows_memory_kind(kind, counters.memory[static_cast<std::size_t>(kind)]))
-          f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "kind",
-                                    std::string(memory_kind_name(kind))),
-                               value(counters.memory[static_cast<std::size_t>(kind)])});
+          sink.sample(row.labels, {{"gpu", gpu}, {"kind", memory_kind_name(kind)}},
+                      value(counters.memory[static_cast<std::size_t>(kind)]));
     });
-  return f;
 }
 
 // One family with a sample per process, GPU and copy direction seen there.
-MetricFamily
-per_device_direction(const CudaState &state, std::string name, std::string help, MetricType type,
-                     const std::function<double(const DeviceCounters &, std::size_t)> &value) {
-  auto f = family(std::move(name), std::move(help), type);
-  for (const auto &[id, process] : state.processes())
-    for_each_device(process, [&](const std::string &gpu, const DeviceCounters &counters) {
+void per_device_direction(const std::vector<ProcessRow> &rows, MetricSink &sink,
+                          std::string_view name, std::string_view help, MetricType type,
+                          const std::function<double(const DeviceCounters &, std::size_t)> &value) {
+  sink.family(name, help, type);
+  for (const auto &row : rows)
+    for_each_device(row.state, [&](const std::string &gpu, const DeviceCounters &counters) {
       for (const auto direction : kDirectionsInOrder)
         if (copied_in(counters, static_cast<std::size_t>(direction)))
-          f.samples.push_back({with(with(process_labels(id, process), "gpu", gpu), "direction",
-                                    std::string(copy_direction_name(direction))),
-                               value(counters, static_cast<std::size_t>(direction))});
+          sink.sample(row.labels, {{"gpu", gpu}, {"direction", copy_direction_name(direction)}},
+                      value(counters, static_cast<std::size_t>(direction)));
     });
-  return f;
 }
 
-MetricFamily per_direction(const CudaState &state, std::string name, std::string help,
-                           MetricType type,
-                           const std::function<double(const ProcessState &, std::size_t)> &value) {
-  auto f = family(std::move(name), std::move(help), type);
-  for (const auto &[id, process] : state.processes())
+void per_direction(const std::vector<ProcessRow> &rows, MetricSink &sink, std::string_view name,
+                   std::string_view help, MetricType type,
+                   const std::function<double(const ProcessState &, std::size_t)> &value) {
+  sink.family(name, help, type);
+  for (const auto &row : rows)
     for (const auto direction : kDirectionsInOrder) {
       const auto index = static_cast<std::size_t>(direction);
-      if (process.copies[index] > 0 || process.copy_bytes[index] > 0)
-        f.samples.push_back({with(process_labels(id, process), "direction",
-                                  std::string(copy_direction_name(direction))),
-                             value(process, index)});
+      if (row.state.copies[index] > 0 || row.state.copy_bytes[index] > 0)
+        sink.sample(row.labels, {{"direction", copy_direction_name(direction)}},
+                    value(row.state, index));
     }
-  return f;
 }
 
 } // namespace
@@ -161,104 +165,88 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   return out;
 }
 
-std::vector<MetricFamily> cuda_families(const CudaState &state, const SeriesSettings &settings) {
-  std::vector<MetricFamily> out;
+void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, MetricSink &sink) {
+  const auto rows = process_rows(state);
 
-  auto launches = family("neutracer_cuda_kernel_launches_total",
-                         "CUDA kernel launches by kernel name (demangled, shortened) and GPU.",
-                         MetricType::counter);
-  for (const auto &[id, process] : state.processes())
-    for (const auto &[label, series] : process.kernels)
+  sink.family("neutracer_cuda_kernel_launches_total",
+              "CUDA kernel launches by kernel name (demangled, shortened) and GPU.",
+              MetricType::counter);
+  for (const auto &row : rows)
+    for (const auto &[label, series] : row.state.kernels)
       for (const auto &[device, count] : series.launches_by_device)
-        launches.samples.push_back(
-            {with(with(process_labels(id, process), "gpu", process.gpu_label(device)), "kernel",
-                  label),
-             static_cast<double>(count)});
-  out.push_back(std::move(launches));
+        sink.sample(row.labels, {{"gpu", row.state.gpu_label(device)}, {"kernel", label}},
+                    static_cast<double>(count));
 
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_used_bytes",
-                                "CUDA memory allocated through the driver and not yet freed.",
-                                MetricType::gauge,
-                                [](const MemoryCounters &m) { return double(m.used_bytes); }));
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_peak_bytes",
-                                "Highest value of neutracer_cuda_memory_used_bytes seen.",
-                                MetricType::gauge,
-                                [](const MemoryCounters &m) { return double(m.peak_bytes); }));
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocations_total",
-                                "Successful CUDA allocations.", MetricType::counter,
-                                [](const MemoryCounters &m) { return double(m.allocations); }));
-  out.push_back(per_memory_kind(
-      state, "neutracer_cuda_memory_frees_total", "Frees of allocations neutracerd saw being made.",
-      MetricType::counter, [](const MemoryCounters &m) { return double(m.frees); }));
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_allocated_bytes_total",
-                                "Bytes allocated by successful CUDA allocations.",
-                                MetricType::counter,
-                                [](const MemoryCounters &m) { return double(m.allocated_bytes); }));
-  out.push_back(per_memory_kind(state, "neutracer_cuda_memory_freed_bytes_total",
-                                "Bytes released by frees of allocations neutracerd saw.",
-                                MetricType::counter,
-                                [](const MemoryCounters &m) { return double(m.freed_bytes); }));
-  auto unknown = family("neutracer_cuda_memory_unknown_frees_total",
-                        "Frees of memory allocated before neutracerd attached (size unknown).",
-                        MetricType::counter);
-  for (const auto &[id, process] : state.processes())
-    unknown.samples.push_back({process_labels(id, process), double(process.unknown_frees)});
-  out.push_back(std::move(unknown));
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_used_bytes",
+                  "CUDA memory allocated through the driver and not yet freed.", MetricType::gauge,
+                  [](const MemoryCounters &m) { return double(m.used_bytes); });
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_peak_bytes",
+                  "Highest value of neutracer_cuda_memory_used_bytes seen.", MetricType::gauge,
+                  [](const MemoryCounters &m) { return double(m.peak_bytes); });
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_allocations_total",
+                  "Successful CUDA allocations.", MetricType::counter,
+                  [](const MemoryCounters &m) { return double(m.allocations); });
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_frees_total",
+                  "Frees of allocations neutracerd saw being made.", MetricType::counter,
+                  [](const MemoryCounters &m) { return double(m.frees); });
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_allocated_bytes_total",
+                  "Bytes allocated by successful CUDA allocations.", MetricType::counter,
+                  [](const MemoryCounters &m) { return double(m.allocated_bytes); });
+  per_memory_kind(rows, sink, "neutracer_cuda_memory_freed_bytes_total",
+                  "Bytes released by frees of allocations neutracerd saw.", MetricType::counter,
+                  [](const MemoryCounters &m) { return double(m.freed_bytes); });
+  sink.family("neutracer_cuda_memory_unknown_frees_total",
+              "Frees of memory allocated before neutracerd attached (size unknown).",
+              MetricType::counter);
+  for (const auto &row : rows)
+    sink.sample(row.labels, double(row.state.unknown_frees));
 
-  out.push_back(per_device_direction(
-      state, "neutracer_cuda_memcpy_bytes_total",
+  per_device_direction(
+      rows, sink, "neutracer_cuda_memcpy_bytes_total",
       "Bytes copied by CUDA memcpy calls, by GPU (the calling thread's current device) and "
       "direction.",
       MetricType::counter,
-      [](const DeviceCounters &d, std::size_t i) { return double(d.copy_bytes[i]); }));
-  out.push_back(per_device_direction(
-      state, "neutracer_cuda_memcpy_calls_total",
-      "Successful CUDA memcpy calls, by GPU and direction.", MetricType::counter,
-      [](const DeviceCounters &d, std::size_t i) { return double(d.copies[i]); }));
-  out.push_back(per_direction(
-      state, "neutracer_cuda_memcpy_throughput_bytes_per_second",
-      "Copy throughput, exponentially smoothed over cuda.throughput_window.", MetricType::gauge,
-      [](const ProcessState &p, std::size_t i) { return p.copy_throughput[i]; }));
+      [](const DeviceCounters &d, std::size_t i) { return double(d.copy_bytes[i]); });
+  per_device_direction(rows, sink, "neutracer_cuda_memcpy_calls_total",
+                       "Successful CUDA memcpy calls, by GPU and direction.", MetricType::counter,
+                       [](const DeviceCounters &d, std::size_t i) { return double(d.copies[i]); });
+  per_direction(rows, sink, "neutracer_cuda_memcpy_throughput_bytes_per_second",
+                "Copy throughput, exponentially smoothed over cuda.throughput_window.",
+                MetricType::gauge,
+                [](const ProcessState &p, std::size_t i) { return p.copy_throughput[i]; });
 
-  auto wait_total =
-      family("neutracer_cuda_sync_wait_seconds_total",
-             "Seconds spent in CUDA synchronisation calls that returned.", MetricType::counter);
-  auto wait_histogram = family("neutracer_cuda_sync_wait_duration_seconds",
-                               "Durations of CUDA synchronisation calls.", MetricType::histogram);
-  auto in_progress = family("neutracer_cuda_sync_in_progress_seconds",
-                            "Age of the longest synchronisation call still waiting (0 if none).",
-                            MetricType::gauge);
-  for (const auto &[id, process] : state.processes()) {
-    for (const auto &[api, sync] : process.syncs) {
-      const auto labels = with(process_labels(id, process), "api", std::string(api_name(api)));
-      wait_total.samples.push_back({labels, sync.wait_seconds});
-      if (settings.process_histograms) {
-        HistogramSample h;
-        h.labels = labels;
-        h.upper_bounds.assign(kSyncWaitBuckets.begin(), kSyncWaitBuckets.end());
-        h.bucket_counts.assign(sync.buckets.begin(), sync.buckets.end());
-        h.sum = sync.wait_seconds;
-        h.count = sync.waits;
-        wait_histogram.histograms.push_back(std::move(h));
-      }
-      in_progress.samples.push_back({labels, sync.in_progress_seconds});
-    }
-  }
-  out.push_back(std::move(wait_total));
-  out.push_back(std::move(wait_histogram));
-  out.push_back(std::move(in_progress));
+  sink.family("neutracer_cuda_sync_wait_seconds_total",
+              "Seconds spent in CUDA synchronisation calls that returned.", MetricType::counter);
+  for (const auto &row : rows)
+    for (const auto &[api, sync] : row.state.syncs)
+      sink.sample(row.labels, {{"api", api_name(api)}}, sync.wait_seconds);
+  sink.family("neutracer_cuda_sync_wait_duration_seconds",
+              "Durations of CUDA synchronisation calls.", MetricType::histogram);
+  if (settings.process_histograms)
+    for (const auto &row : rows)
+      for (const auto &[api, sync] : row.state.syncs)
+        sink.histogram(row.labels, {{"api", api_name(api)}}, kSyncWaitBuckets, sync.buckets,
+                       sync.wait_seconds, sync.waits);
+  sink.family("neutracer_cuda_sync_in_progress_seconds",
+              "Age of the longest synchronisation call still waiting (0 if none).",
+              MetricType::gauge);
+  for (const auto &row : rows)
+    for (const auto &[api, sync] : row.state.syncs)
+      sink.sample(row.labels, {{"api", api_name(api)}}, sync.in_progress_seconds);
 
-  auto errors =
-      family("neutracer_cuda_api_errors_total",
-             "CUDA driver calls that returned an error, by API and CUresult.", MetricType::counter);
-  for (const auto &[id, process] : state.processes())
-    for (const auto &[key, count] : process.errors)
-      errors.samples.push_back(
-          {with(with(process_labels(id, process), "api", std::string(api_name(key.first))), "error",
-                cu_result_name(key.second)),
-           double(count)});
-  out.push_back(std::move(errors));
-  return out;
+  sink.family("neutracer_cuda_api_errors_total",
+              "CUDA driver calls that returned an error, by API and CUresult.",
+              MetricType::counter);
+  for (const auto &row : rows)
+    for (const auto &[key, count] : row.state.errors)
+      sink.sample(row.labels, {{"api", api_name(key.first)}, {"error", cu_result_name(key.second)}},
+                  double(count));
+}
+
+std::vector<MetricFamily> cuda_families(const CudaState &state, const SeriesSettings &settings) {
+  FamilySink sink;
+  write_cuda_metrics(state, settings, sink);
+  return sink.take();
 }
 
 } // namespace neutracer

@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "cuda/cuda_state.h"
-#include "exposition/exposition.h"
 #include "exporters/series_settings.h"
+#include "exposition/exposition.h"
+#include "exposition/metric_sink.h"
 
 namespace neutracer {
 
@@ -42,6 +43,8 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
 // Per-process CUDA families. Series that would say nothing are left out: memory kinds other
 // than `device` that the process never allocated, copy directions it never copied in, sync
 // APIs it never called; `settings.process_histograms` off drops the sync wait histogram.
+void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, MetricSink &sink);
+// The same families as values.
 std::vector<MetricFamily> cuda_families(const CudaState &state,
                                         const SeriesSettings &settings = {});
 

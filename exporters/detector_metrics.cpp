@@ -12,13 +12,18 @@ namespace {
 constexpr AlertKind kAlertKindsInOrder[] = {AlertKind::memory_leak, AlertKind::fragmentation,
                                             AlertKind::oom, AlertKind::hang};
 
-MetricFamily per_process(const DetectorSet &detectors, std::string name, std::string help,
-                         MetricType type,
-                         const std::function<double(const ProcessFindings &)> &value) {
-  auto f = family(std::move(name), std::move(help), type);
-  for (const auto &[id, findings] : detectors.findings())
-    f.samples.push_back({process_labels(id, findings.comm, findings.container), value(findings)});
-  return f;
+// A process's findings and labels, built once for all of its series.
+struct FindingsRow {
+  const ProcessFindings &findings;
+  Labels labels;
+};
+
+void per_process(const std::vector<FindingsRow> &rows, MetricSink &sink, std::string_view name,
+                 std::string_view help, MetricType type,
+                 const std::function<double(const ProcessFindings &)> &value) {
+  sink.family(name, help, type);
+  for (const auto &row : rows)
+    sink.sample(row.labels, value(row.findings));
 }
 
 MetricFamily per_alert_kind(std::string name, std::string help, MetricType type,
@@ -31,58 +36,55 @@ MetricFamily per_alert_kind(std::string name, std::string help, MetricType type,
 
 } // namespace
 
-std::vector<MetricFamily> detector_families(const DetectorSet &detectors,
-                                            const AlertDelivery &delivery) {
-  std::vector<MetricFamily> families;
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_memory_leak_suspected",
-      "1 while the process's GPU memory keeps rising and is not freed (trend and rule of "
-      "succession agree)",
-      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.suspected ? 1.0 : 0.0; }));
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_memory_leak_probability",
-      "Laplace's rule of succession over high-water-mark samples: (unfreed+1)/(sampled+2)",
-      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.probability; }));
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_memory_growth_bytes_per_second",
-      "Slope of the per-window minimum of GPU memory in use over the leak detector's windows",
-      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.growth_bytes_per_second; }));
-  auto until_full =
-      family("neutracer_cuda_memory_seconds_until_full",
-             "Time until the device's free memory is gone at the current growth rate; only "
-             "while growing and when the device's free memory is known",
-             MetricType::gauge);
+void write_detector_metrics(const DetectorSet &detectors, const AlertDelivery &delivery,
+                            MetricSink &sink) {
+  std::vector<FindingsRow> rows;
+  rows.reserve(detectors.findings().size());
   for (const auto &[id, findings] : detectors.findings())
-    if (findings.leak.seconds_until_full)
-      until_full.samples.push_back({process_labels(id, findings.comm, findings.container),
-                                    *findings.leak.seconds_until_full});
-  families.push_back(std::move(until_full));
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_memory_fragmentation_ratio",
-      "1 - largest live GPU allocation / GPU bytes in use: how split the process's driver "
-      "allocations are (0 = one piece)",
-      MetricType::gauge, [](const ProcessFindings &f) { return f.fragmentation_ratio; }));
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_memory_alloc_retries_total",
+    rows.push_back({findings, process_labels(id, findings.comm, findings.container)});
+  std::vector<MetricFamily> families; // the daemon-wide ones, after the per-process ones
+  per_process(rows, sink, "neutracer_cuda_memory_leak_suspected",
+              "1 while the process's GPU memory keeps rising and is not freed (trend and rule of "
+              "succession agree)",
+              MetricType::gauge,
+              [](const ProcessFindings &f) { return f.leak.suspected ? 1.0 : 0.0; });
+  per_process(rows, sink, "neutracer_cuda_memory_leak_probability",
+              "Laplace's rule of succession over high-water-mark samples: (unfreed+1)/(sampled+2)",
+              MetricType::gauge, [](const ProcessFindings &f) { return f.leak.probability; });
+  per_process(
+      rows, sink, "neutracer_cuda_memory_growth_bytes_per_second",
+      "Slope of the per-window minimum of GPU memory in use over the leak detector's windows",
+      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.growth_bytes_per_second; });
+  sink.family("neutracer_cuda_memory_seconds_until_full",
+              "Time until the device's free memory is gone at the current growth rate; only "
+              "while growing and when the device's free memory is known",
+              MetricType::gauge);
+  for (const auto &row : rows)
+    if (row.findings.leak.seconds_until_full)
+      sink.sample(row.labels, *row.findings.leak.seconds_until_full);
+  per_process(rows, sink, "neutracer_cuda_memory_fragmentation_ratio",
+              "1 - largest live GPU allocation / GPU bytes in use: how split the process's driver "
+              "allocations are (0 = one piece)",
+              MetricType::gauge, [](const ProcessFindings &f) { return f.fragmentation_ratio; });
+  per_process(
+      rows, sink, "neutracer_cuda_memory_alloc_retries_total",
       "Allocator retries: a failed GPU allocation, frees, then a successful one of at least "
       "that size",
       MetricType::counter,
-      [](const ProcessFindings &f) { return static_cast<double>(f.alloc_retries); }));
-  auto ooms = family("neutracer_cuda_oom_events_total",
-                     "Failed GPU allocations by cause: capacity (too little memory) or "
-                     "fragmentation (enough memory, not in one piece)",
-                     MetricType::counter);
-  for (const auto &[id, findings] : detectors.findings())
+      [](const ProcessFindings &f) { return static_cast<double>(f.alloc_retries); });
+  sink.family("neutracer_cuda_oom_events_total",
+              "Failed GPU allocations by cause: capacity (too little memory) or "
+              "fragmentation (enough memory, not in one piece)",
+              MetricType::counter);
+  for (const auto &row : rows)
     for (const auto cause : {OomCause::capacity, OomCause::fragmentation})
-      ooms.samples.push_back({with(process_labels(id, findings.comm, findings.container), "cause",
-                                   std::string(oom_cause_name(cause))),
-                              static_cast<double>(findings.ooms[static_cast<std::size_t>(cause)])});
-  families.push_back(std::move(ooms));
-  families.push_back(per_process(
-      detectors, "neutracer_cuda_hang_suspected",
-      "1 while a CUDA call has run past the hang threshold, or launches stopped while the "
-      "process spins on a CPU",
-      MetricType::gauge, [](const ProcessFindings &f) { return f.hang.suspected ? 1.0 : 0.0; }));
+      sink.sample(row.labels, {{"cause", oom_cause_name(cause)}},
+                  static_cast<double>(row.findings.ooms[static_cast<std::size_t>(cause)]));
+  per_process(rows, sink, "neutracer_cuda_hang_suspected",
+              "1 while a CUDA call has run past the hang threshold, or launches stopped while the "
+              "process spins on a CPU",
+              MetricType::gauge,
+              [](const ProcessFindings &f) { return f.hang.suspected ? 1.0 : 0.0; });
 
   std::map<AlertKind, double> active;
   for (const auto &alert : detectors.active())
@@ -119,7 +121,14 @@ std::vector<MetricFamily> detector_families(const DetectorSet &detectors,
              "GPU bytes still allocated when traced processes exited", MetricType::counter);
   exit_bytes.samples.push_back({{}, static_cast<double>(delivery.bytes_held_at_exit)});
   families.push_back(std::move(exit_bytes));
-  return families;
+  sink.write(families);
+}
+
+std::vector<MetricFamily> detector_families(const DetectorSet &detectors,
+                                            const AlertDelivery &delivery) {
+  FamilySink sink;
+  write_detector_metrics(detectors, delivery, sink);
+  return sink.take();
 }
 
 } // namespace neutracer

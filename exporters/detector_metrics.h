@@ -5,6 +5,7 @@
 
 #include "detectors/detector_set.h"
 #include "exposition/exposition.h"
+#include "exposition/metric_sink.h"
 
 namespace neutracer {
 
@@ -14,6 +15,9 @@ struct AlertDelivery {
   std::uint64_t bytes_held_at_exit = 0;    // their GPU bytes, summed
 };
 
+void write_detector_metrics(const DetectorSet &detectors, const AlertDelivery &delivery,
+                            MetricSink &sink);
+// The same families as values.
 std::vector<MetricFamily> detector_families(const DetectorSet &detectors,
                                             const AlertDelivery &delivery);
 

@@ -7,5 +7,7 @@
 namespace neutracer {
 
 std::string kernels_json(const CudaState &state);
+// The same document gzip-compressed, compressed as it is written: the text is never held whole.
+std::string kernels_json_gzip(const CudaState &state);
 
 } // namespace neutracer

@@ -6,47 +6,63 @@
 
 namespace neutracer {
 
-std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
-                                                   const std::vector<LaunchProcessView> &views,
-                                                   double trap_seconds) {
-  auto info = family("neutracer_cuda_launch_counting_info",
-                     "Launch counting mode of the daemon (cuda.launch_counting): exact, adaptive "
-                     "or off.",
-                     MetricType::gauge);
-  info.samples.push_back({{{"mode", std::string(mode)}}, 1});
-  auto trap = family("neutracer_cuda_launch_trap_seconds",
-                     "What one counted launch costs the launching thread on this host, measured "
-                     "at start in adaptive mode (0: not measured); sampled launch totals are "
-                     "corrected for it.",
-                     MetricType::gauge);
-  trap.samples.push_back({{}, trap_seconds});
+void write_launch_counting_metrics(std::string_view mode, const CudaState &state,
+                                   const std::vector<LaunchProcessView> &views, double trap_seconds,
+                                   MetricSink &sink) {
+  sink.family("neutracer_cuda_launch_counting_info",
+              "Launch counting mode of the daemon (cuda.launch_counting): exact, adaptive "
+              "or off.",
+              MetricType::gauge);
+  sink.sample({}, {{"mode", mode}}, 1);
+  sink.family("neutracer_cuda_launch_trap_seconds",
+              "What one counted launch costs the launching thread on this host, measured "
+              "at start in adaptive mode (0: not measured); sampled launch totals are "
+              "corrected for it.",
+              MetricType::gauge);
+  sink.sample({}, trap_seconds);
 
   std::map<int, const LaunchProcessView *> by_pid;
   for (const auto &view : views)
     by_pid[view.pid] = &view;
-  auto window = family("neutracer_cuda_launch_sampling_ratio",
-                       "Share of each sampling period in which the process's launches are "
-                       "counted now: 1 = every launch, below 1 = launch totals are scaled "
-                       "estimates, 0 = not counted.",
-                       MetricType::gauge);
-  auto counted = family("neutracer_cuda_launch_counted_time_ratio",
-                        "Share of the time since discovery in which the process's launches were "
-                        "counted.",
-                        MetricType::gauge);
   // Exact mode probes every process system-wide: all counted all the time, no views.
   const bool every_launch = mode == "exact";
+  struct Shares {
+    Labels labels;
+    double window = 0;  // of the sampling period, now
+    double counted = 0; // of the time since discovery
+  };
+  std::vector<Shares> shares;
+  shares.reserve(state.processes().size());
   for (const auto &[id, process] : state.processes()) {
-    const auto labels = process_labels(id, process.comm, process.container);
-    double window_share = every_launch ? 1.0 : 0.0;
-    double counted_share = window_share;
+    Shares share{process_labels(id, process.comm, process.container), every_launch ? 1.0 : 0.0,
+                 every_launch ? 1.0 : 0.0};
     if (const auto view = by_pid.find(id.pid); !every_launch && view != by_pid.end()) {
-      window_share = view->second->window_fraction;
-      counted_share = view->second->counted_fraction;
+      share.window = view->second->window_fraction;
+      share.counted = view->second->counted_fraction;
     }
-    window.samples.push_back({labels, window_share});
-    counted.samples.push_back({labels, counted_share});
+    shares.push_back(std::move(share));
   }
-  return {std::move(info), std::move(trap), std::move(window), std::move(counted)};
+  sink.family("neutracer_cuda_launch_sampling_ratio",
+              "Share of each sampling period in which the process's launches are "
+              "counted now: 1 = every launch, below 1 = launch totals are scaled "
+              "estimates, 0 = not counted.",
+              MetricType::gauge);
+  for (const auto &share : shares)
+    sink.sample(share.labels, share.window);
+  sink.family("neutracer_cuda_launch_counted_time_ratio",
+              "Share of the time since discovery in which the process's launches were "
+              "counted.",
+              MetricType::gauge);
+  for (const auto &share : shares)
+    sink.sample(share.labels, share.counted);
+}
+
+std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
+                                                   const std::vector<LaunchProcessView> &views,
+                                                   double trap_seconds) {
+  FamilySink sink;
+  write_launch_counting_metrics(mode, state, views, trap_seconds, sink);
+  return sink.take();
 }
 
 } // namespace neutracer

@@ -1,6 +1,7 @@
 #include "exporters/os_metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <string>
 #include <utility>
@@ -12,34 +13,31 @@ constexpr double kNsPerSecond = 1e9;
 
 // One sample per process that has the source; `value` returns nullopt to skip a process.
 template <typename Source>
-MetricFamily
-per_process(const std::vector<OsProcessView> &processes, std::string name, std::string help,
-            MetricType type,
-            const std::function<const std::optional<Source> &(const OsProcessView &)> &source,
-            const std::function<std::optional<double>(const Source &)> &value) {
-  auto f = family(std::move(name), std::move(help), type);
+void per_process(const std::vector<OsProcessView> &processes, MetricSink &sink,
+                 std::string_view name, std::string_view help, MetricType type,
+                 const std::function<const std::optional<Source> &(const OsProcessView &)> &source,
+                 const std::function<std::optional<double>(const Source &)> &value) {
+  sink.family(name, help, type);
   for (const auto &process : processes)
     if (const auto &s = source(process))
       if (const auto v = value(*s))
-        f.samples.push_back({process.labels, *v});
-  return f;
+        sink.sample(process.labels, *v);
 }
 
 // One sample per process and label value (mode="user", mode="system", ...).
 template <typename Source>
-MetricFamily per_label(
-    const std::vector<OsProcessView> &processes, std::string name, std::string help,
-    MetricType type, const std::string &label,
+void per_label(
+    const std::vector<OsProcessView> &processes, MetricSink &sink, std::string_view name,
+    std::string_view help, MetricType type, std::string_view label,
     const std::function<const std::optional<Source> &(const OsProcessView &)> &source,
     const std::vector<std::pair<std::string, std::function<std::optional<double>(const Source &)>>>
         &values) {
-  auto f = family(std::move(name), std::move(help), type);
+  sink.family(name, help, type);
   for (const auto &process : processes)
     if (const auto &s = source(process))
       for (const auto &[label_value, value] : values)
         if (const auto v = value(*s))
-          f.samples.push_back({with(process.labels, label, label_value), *v});
-  return f;
+          sink.sample(process.labels, {{label, label_value}}, *v);
 }
 
 const std::optional<ProcessOsSample> &proc_of(const OsProcessView &p) { return p.proc; }
@@ -49,29 +47,25 @@ template <typename T> std::optional<double> number(T value) { return static_cast
 
 } // namespace
 
-std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
-                                      const SeriesSettings &settings) {
+void write_os_metrics(const std::vector<OsProcessView> &processes, const SeriesSettings &settings,
+                      MetricSink &sink) {
   using Proc = ProcessOsSample;
   using Bpf = OsCounters;
-  std::vector<MetricFamily> out;
-  const auto proc = [&](std::string name, std::string help, MetricType type,
+  const auto proc = [&](std::string_view name, std::string_view help, MetricType type,
                         std::function<std::optional<double>(const Proc &)> value) {
-    out.push_back(
-        per_process<Proc>(processes, std::move(name), std::move(help), type, proc_of, value));
+    per_process<Proc>(processes, sink, name, help, type, proc_of, value);
   };
-  const auto bpf = [&](std::string name, std::string help, MetricType type,
+  const auto bpf = [&](std::string_view name, std::string_view help, MetricType type,
                        std::function<std::optional<double>(const Bpf &)> value) {
-    out.push_back(
-        per_process<Bpf>(processes, std::move(name), std::move(help), type, bpf_of, value));
+    per_process<Bpf>(processes, sink, name, help, type, bpf_of, value);
   };
 
   // CPU and scheduling.
-  out.push_back(
-      per_label<Proc>(processes, "neutracer_process_cpu_seconds_total",
-                      "CPU time of the process from /proc/<pid>/stat (utime, stime), by mode.",
-                      MetricType::counter, "mode", proc_of,
-                      {{"user", [](const Proc &p) { return number(p.user_cpu_seconds); }},
-                       {"system", [](const Proc &p) { return number(p.system_cpu_seconds); }}}));
+  per_label<Proc>(processes, sink, "neutracer_process_cpu_seconds_total",
+                  "CPU time of the process from /proc/<pid>/stat (utime, stime), by mode.",
+                  MetricType::counter, "mode", proc_of,
+                  {{"user", [](const Proc &p) { return number(p.user_cpu_seconds); }},
+                   {"system", [](const Proc &p) { return number(p.system_cpu_seconds); }}});
   bpf("neutracer_process_oncpu_seconds_total",
       "Time the process's threads ran on a CPU, summed over threads (scheduler tracepoints).",
       MetricType::counter,
@@ -90,21 +84,20 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
   bpf("neutracer_process_numa_migrations_total",
       "Moves of the process's threads to a CPU of another NUMA node.", MetricType::counter,
       [](const Bpf &b) { return number(b.numa_migrations); });
-  out.push_back(
-      per_label<Proc>(processes, "neutracer_process_context_switches_total",
-                      "Context switches of the process's threads from /proc/<pid>/status, by type.",
-                      MetricType::counter, "type", proc_of,
-                      {{"voluntary",
-                        [](const Proc &p) -> std::optional<double> {
-                          if (!p.voluntary_ctxt_switches)
-                            return std::nullopt;
-                          return static_cast<double>(*p.voluntary_ctxt_switches);
-                        }},
-                       {"involuntary", [](const Proc &p) -> std::optional<double> {
-                          if (!p.involuntary_ctxt_switches)
-                            return std::nullopt;
-                          return static_cast<double>(*p.involuntary_ctxt_switches);
-                        }}}));
+  per_label<Proc>(processes, sink, "neutracer_process_context_switches_total",
+                  "Context switches of the process's threads from /proc/<pid>/status, by type.",
+                  MetricType::counter, "type", proc_of,
+                  {{"voluntary",
+                    [](const Proc &p) -> std::optional<double> {
+                      if (!p.voluntary_ctxt_switches)
+                        return std::nullopt;
+                      return static_cast<double>(*p.voluntary_ctxt_switches);
+                    }},
+                   {"involuntary", [](const Proc &p) -> std::optional<double> {
+                      if (!p.involuntary_ctxt_switches)
+                        return std::nullopt;
+                      return static_cast<double>(*p.involuntary_ctxt_switches);
+                    }}});
   proc("neutracer_process_threads", "Threads of the process.", MetricType::gauge,
        [](const Proc &p) { return number(p.threads); });
 
@@ -113,49 +106,46 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
        MetricType::gauge, [](const Proc &p) { return number(p.resident_bytes); });
   proc("neutracer_process_virtual_memory_bytes", "Virtual memory size of the process.",
        MetricType::gauge, [](const Proc &p) { return number(p.virtual_bytes); });
-  out.push_back(per_label<Proc>(processes, "neutracer_process_page_faults_total",
-                                "Page faults of the process, by type (major: needed IO).",
-                                MetricType::counter, "type", proc_of,
-                                {{"major", [](const Proc &p) { return number(p.major_faults); }},
-                                 {"minor", [](const Proc &p) { return number(p.minor_faults); }}}));
+  per_label<Proc>(processes, sink, "neutracer_process_page_faults_total",
+                  "Page faults of the process, by type (major: needed IO).", MetricType::counter,
+                  "type", proc_of,
+                  {{"major", [](const Proc &p) { return number(p.major_faults); }},
+                   {"minor", [](const Proc &p) { return number(p.minor_faults); }}});
 
   // Block IO (BPF) and /proc IO.
-  out.push_back(per_label<Bpf>(
-      processes, "neutracer_process_io_bytes_total",
+  per_label<Bpf>(
+      processes, sink, "neutracer_process_io_bytes_total",
       "Bytes of block-device requests the process submitted, by direction (writeback by kernel "
       "flusher threads is not the process's).",
       MetricType::counter, "direction", bpf_of,
       {{"read", [](const Bpf &b) { return number(b.io_read_bytes); }},
-       {"write", [](const Bpf &b) { return number(b.io_write_bytes); }}}));
-  out.push_back(
-      per_label<Bpf>(processes, "neutracer_process_io_operations_total",
-                     "Block-device requests the process submitted that completed, by direction.",
-                     MetricType::counter, "direction", bpf_of,
-                     {{"read", [](const Bpf &b) { return number(b.io_read_ops); }},
-                      {"write", [](const Bpf &b) { return number(b.io_write_ops); }}}));
-  auto latency = family("neutracer_process_io_latency_seconds",
-                        "Latency of the process's block-device requests, from submission "
-                        "(scheduler queueing included) to completion.",
-                        MetricType::histogram);
+       {"write", [](const Bpf &b) { return number(b.io_write_bytes); }}});
+  per_label<Bpf>(processes, sink, "neutracer_process_io_operations_total",
+                 "Block-device requests the process submitted that completed, by direction.",
+                 MetricType::counter, "direction", bpf_of,
+                 {{"read", [](const Bpf &b) { return number(b.io_read_ops); }},
+                  {"write", [](const Bpf &b) { return number(b.io_write_ops); }}});
+  sink.family("neutracer_process_io_latency_seconds",
+              "Latency of the process's block-device requests, from submission "
+              "(scheduler queueing included) to completion.",
+              MetricType::histogram);
+  std::array<double, kOsIoLatencySlots - 1> bounds{};
+  for (std::size_t slot = 0; slot < bounds.size(); ++slot)
+    bounds[slot] = os_io_latency_upper_bound_seconds(slot);
   for (const auto &process : processes) {
     if (!settings.process_histograms || !process.bpf)
       continue;
-    HistogramSample h;
-    for (const auto count : process.bpf->io_latency_slots)
-      h.count += count; // the last slot is above every bound: only in +Inf and _count
-    if (h.count == 0)
+    std::uint64_t count = 0;
+    for (const auto slot_count : process.bpf->io_latency_slots)
+      count += slot_count; // the last slot is above every bound: only in +Inf and _count
+    if (count == 0)
       continue; // no block IO yet: 26 zero series would say only that
-    h.labels = process.labels;
-    for (std::size_t slot = 0; slot + 1 < kOsIoLatencySlots; ++slot) {
-      h.upper_bounds.push_back(os_io_latency_upper_bound_seconds(slot));
-      h.bucket_counts.push_back(process.bpf->io_latency_slots[slot]);
-    }
-    h.sum = static_cast<double>(process.bpf->io_latency_sum_ns) / kNsPerSecond;
-    latency.histograms.push_back(std::move(h));
+    sink.histogram(process.labels, {}, bounds,
+                   std::span(process.bpf->io_latency_slots).first(bounds.size()),
+                   static_cast<double>(process.bpf->io_latency_sum_ns) / kNsPerSecond, count);
   }
-  out.push_back(std::move(latency));
-  out.push_back(per_label<Proc>(
-      processes, "neutracer_process_proc_io_bytes_total",
+  per_label<Proc>(
+      processes, sink, "neutracer_process_proc_io_bytes_total",
       "Storage bytes of the process from /proc/<pid>/io (read_bytes, write_bytes; writes count "
       "when pages are dirtied), by direction.",
       MetricType::counter, "direction", proc_of,
@@ -169,32 +159,36 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
           if (!p.io)
             return std::nullopt;
           return static_cast<double>(p.io->write_bytes);
-        }}}));
+        }}});
 
   // Network.
-  out.push_back(
-      per_label<Bpf>(processes, "neutracer_process_network_bytes_total",
-                     "Bytes the process sent and received through IPv4/IPv6 sockets, by direction.",
-                     MetricType::counter, "direction", bpf_of,
-                     {{"sent", [](const Bpf &b) { return number(b.net_tx_bytes); }},
-                      {"received", [](const Bpf &b) { return number(b.net_rx_bytes); }}}));
-  out.push_back(per_label<Bpf>(
-      processes, "neutracer_process_network_packets_total",
-      "Packets of the process's IPv4/IPv6 sockets, by direction: TCP segments (ACKs and "
-      "retransmissions included) plus one per datagram send or receive call.",
-      MetricType::counter, "direction", bpf_of,
-      {{"sent", [](const Bpf &b) { return number(b.net_tx_packets); }},
-       {"received", [](const Bpf &b) { return number(b.net_rx_packets); }}}));
+  per_label<Bpf>(processes, sink, "neutracer_process_network_bytes_total",
+                 "Bytes the process sent and received through IPv4/IPv6 sockets, by direction.",
+                 MetricType::counter, "direction", bpf_of,
+                 {{"sent", [](const Bpf &b) { return number(b.net_tx_bytes); }},
+                  {"received", [](const Bpf &b) { return number(b.net_rx_bytes); }}});
+  per_label<Bpf>(processes, sink, "neutracer_process_network_packets_total",
+                 "Packets of the process's IPv4/IPv6 sockets, by direction: TCP segments (ACKs and "
+                 "retransmissions included) plus one per datagram send or receive call.",
+                 MetricType::counter, "direction", bpf_of,
+                 {{"sent", [](const Bpf &b) { return number(b.net_tx_packets); }},
+                  {"received", [](const Bpf &b) { return number(b.net_rx_packets); }}});
   bpf("neutracer_process_tcp_connections",
       "TCP connections of the process in ESTABLISHED state (connected, accepted or used by it).",
       MetricType::gauge, [](const Bpf &b) {
         // Never below 0, even if a close was seen without its connection.
         return number(std::max<std::int64_t>(0, b.tcp_connections));
       });
-  return out;
 }
 
-void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families) {
+std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
+                                      const SeriesSettings &settings) {
+  FamilySink sink;
+  write_os_metrics(processes, settings, sink);
+  return sink.take();
+}
+
+void add_os_map_errors(const OsTracerStats &stats, std::vector<MetricFamily> &families) {
   constexpr const char *kMapErrors = "neutracer_bpf_map_update_errors_total";
   auto it = std::find_if(families.begin(), families.end(),
                          [&](const MetricFamily &f) { return f.name == kMapErrors; });
@@ -211,7 +205,9 @@ void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> 
   };
   for (const auto &[map, count] : maps)
     it->samples.push_back({{{"map", map}}, static_cast<double>(count)});
+}
 
+MetricFamily os_network_source_family(const OsTracerStats &stats) {
   auto source = family("neutracer_os_network_source",
                        "Hooks behind the network metrics, 1 for the ones in use: tracepoint "
                        "(sock_send_length/sock_recv_length), fallback (TCP kernel functions), "
@@ -222,7 +218,12 @@ void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> 
        {std::pair{"tracepoint", Source::tracepoints}, std::pair{"fallback", Source::fallback},
         std::pair{"none", Source::none}})
     source.samples.push_back({{{"source", name}}, stats.network == value ? 1.0 : 0.0});
-  families.push_back(std::move(source));
+  return source;
+}
+
+void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families) {
+  add_os_map_errors(stats, families);
+  families.push_back(os_network_source_family(stats));
 }
 
 } // namespace neutracer

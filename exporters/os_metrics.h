@@ -3,8 +3,9 @@
 #include <optional>
 #include <vector>
 
-#include "exposition/exposition.h"
 #include "exporters/series_settings.h"
+#include "exposition/exposition.h"
+#include "exposition/metric_sink.h"
 #include "os/os_sampler.h"
 #include "os/os_tracing.h"
 
@@ -19,6 +20,9 @@ struct OsProcessView {
 // Every neutracer_process_* family, in a fixed order, each with HELP and TYPE even when empty.
 // Series of a process appear only for the sources it has; its IO latency histogram only once
 // it did block IO, and only with `settings.process_histograms`.
+void write_os_metrics(const std::vector<OsProcessView> &processes, const SeriesSettings &settings,
+                      MetricSink &sink);
+// The same families as values.
 std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
                                       const SeriesSettings &settings = {});
 
@@ -27,5 +31,8 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
 // in an exposition), and neutracer_os_network_source{source} tells which network hooks are
 // loaded (1 for the one in use).
 void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families);
+// Its two parts: the map samples, and the network source family.
+void add_os_map_errors(const OsTracerStats &stats, std::vector<MetricFamily> &families);
+MetricFamily os_network_source_family(const OsTracerStats &stats);
 
 } // namespace neutracer

@@ -19,14 +19,17 @@ static_assert(kCivetwebMaxHeaders == MG_MAX_HEADERS,
               "request_head_problem assumes civetweb's limit");
 
 void write_response(mg_connection *connection, const std::string &method,
-                    const std::string &accept_encoding, const HttpResponse &plain) {
+                    const std::string &accept_encoding, HttpResponse plain) {
   // HEAD too: its head must say what a GET would get.
-  const HttpResponse response = encode_for_client(accept_encoding, plain);
+  const HttpResponse response = encode_for_client(accept_encoding, std::move(plain));
   const std::string head =
-      response_head(response.status, response.content_type, response.body.size(), response.headers);
+      response_head(response.status, response.content_type, response.body_size(), response.headers);
   mg_write(connection, head.data(), head.size());
-  if (method != "HEAD")
-    mg_write(connection, response.body.data(), response.body.size());
+  if (method == "HEAD")
+    return;
+  if (response.shared_prefix)
+    mg_write(connection, response.shared_prefix->data(), response.shared_prefix->size());
+  mg_write(connection, response.body.data(), response.body.size());
 }
 
 // What RequestPipeline needs from civetweb's parsed request.
@@ -59,9 +62,9 @@ int handle_request(mg_connection *connection, void *data) {
   auto *pipeline = static_cast<RequestPipeline *>(data);
   const HttpRequest request = request_from(connection);
   int status = 500;
-  pipeline->serve(request, [&](const HttpResponse &response) {
-    write_response(connection, request.method, request.accept_encoding, response);
+  pipeline->serve(request, [&](HttpResponse response) {
     status = response.status;
+    write_response(connection, request.method, request.accept_encoding, std::move(response));
   });
   return status;
 }

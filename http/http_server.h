@@ -20,6 +20,16 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::map<std::string, std::string> headers;
+  // Sent ahead of `body` and never copied: text the handler shares with whoever else holds it
+  // (a published snapshot's /metrics text or JSON, megabytes at 1 000 processes, of which each
+  // copy stayed in the worker's heap). Null: `body` alone.
+  std::shared_ptr<const std::string> shared_prefix = nullptr;
+
+  std::size_t body_size() const {
+    return (shared_prefix ? shared_prefix->size() : 0) + body.size();
+  }
+  // The prefix and the body as one string (a copy: for tests and small answers).
+  std::string whole_body() const { return shared_prefix ? *shared_prefix + body : body; }
 };
 
 // Called with the request's query string ("pid=42"), without the '?'.

@@ -23,11 +23,11 @@ RequestPipeline::RequestPipeline(HttpRoutes routes, std::uint32_t max_concurrent
       requests_(requests ? std::move(requests) : std::make_shared<HttpRequestCounts>()) {}
 
 void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &send_answer) {
-  const ResponseSender send = [&](const HttpResponse &response) {
+  const ResponseSender send = [&](HttpResponse response) {
     // Counted by route: a path template is one label value, whatever its parameter.
     const auto match = match_route(request.raw_path, routes_);
     requests_->count(match ? *match->key : "other", response.status);
-    send_answer(response);
+    send_answer(std::move(response));
   };
   if (auto too_large = request_head_problem(request.head_bytes, request.header_count)) {
     rejections_->count(RejectionReason::too_large);

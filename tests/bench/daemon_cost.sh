@@ -3,7 +3,8 @@
 # repo root after scripts/build.sh:
 #   tests/bench/daemon_cost.sh [WINDOW_S] [TRACKED_PROCS] [SCRAPES]
 # (defaults 20, 1000, 200; env: PROCS=8 KERNELS=50 LAUNCH_RATE=100000 ALLOC_RATE=10000
-#  ALLOC_BYTES=4096 START_BATCH=20 PORT=19603 BUILD=build)
+#  ALLOC_BYTES=4096 START_BATCH=20 PORT=19603 BUILD=build; RING_BUFFER_BYTES sets
+#  cuda.ring_buffer_bytes, the daemon's default 8 MiB when unset)
 #
 # Phase 1: PROCS processes of tests/bench/daemon_cost_load.c, each with KERNELS kernel names,
 #   (a) launch at LAUNCH_RATE/s in all, round-robin over their kernels, (b) make ALLOC_RATE/s
@@ -52,7 +53,8 @@ fi
 
 work=$(mktemp -d)
 # Every launch counted (the per-launch price of a probe): exact mode, not the adaptive default.
-echo "cuda: {launch_counting: exact}" > "$work/exact.yaml"
+echo "cuda: {launch_counting: exact${RING_BUFFER_BYTES:+, ring_buffer_bytes: $RING_BUFFER_BYTES}}" \
+  > "$work/exact.yaml"
 daemon_pid=""
 load_pids=()
 tracked_pids=()

@@ -55,7 +55,8 @@ command -v promtool >/dev/null && echo "== $(promtool --version 2>&1 | head -1)"
 echo "== compiling"
 # shellcheck disable=SC2046 # pkg-config's flags are separate words
 $CXX -std=c++20 -O2 -Wall -Wextra -Werror -I. tests/bench/exposition_compare.cpp \
-  exposition/exposition.cpp exposition/utf8_repair.cpp \
+  exposition/exposition.cpp exposition/metric_sink.cpp exposition/text_sink.cpp \
+  exposition/utf8_repair.cpp \
   $(pkg-config --cflags --libs prometheus-cpp-core) -o "$work/exposition_compare"
 
 promtool_verdict() { # FILE -> "accepted" or promtool's error

@@ -14,6 +14,7 @@
 #include "exporters/detector_metrics.h"
 #include "exporters/kernels_json.h"
 #include "exporters/metric_builders.h"
+#include "http/content_encoding.h"
 
 namespace neutracer {
 namespace {
@@ -202,6 +203,9 @@ TEST(ContainerLabels, KernelsJsonHasTheSameFields) {
   EXPECT_FALSE(processes[3].contains("container_id"));
   EXPECT_EQ(processes[4]["slurm_job"], "4242");
   EXPECT_TRUE(processes[4]["kernels"].is_array());
+  // As the snapshot keeps it: compressed while it is written, the same text.
+  EXPECT_EQ(gunzip(kernels_json_gzip(state_with_five_processes())),
+            kernels_json(state_with_five_processes()));
 }
 
 } // namespace

@@ -1,9 +1,11 @@
 #include "exporters/cuda_metrics.h"
+#include "exporters/launch_metrics.h"
 #include "exposition/exposition.h"
 
 #include <gtest/gtest.h>
 
 #include "call_event.h"
+#include "exposition/text_sink.h"
 #include "golden_file.h"
 #include "metric_lookup.h"
 
@@ -176,6 +178,31 @@ TEST(CudaMetrics, MatchesGoldenFile) {
   const std::string rendered = render(all_families(deterministic_state()));
 
   neutracer::test::expect_matches_golden(path, rendered);
+}
+
+// The daemon writes these series straight into text: the same text, byte for byte.
+TEST(CudaMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {
+  const auto state = deterministic_state();
+  for (const bool histograms : {true, false}) {
+    std::string straight;
+    TextSink sink(straight);
+    write_cuda_metrics(state, SeriesSettings{histograms}, sink);
+    EXPECT_EQ(straight, render(cuda_families(state, SeriesSettings{histograms})));
+    EXPECT_NE(straight.find("neutracer_cuda_kernel_launches_total{pid="), std::string::npos);
+  }
+}
+
+TEST(LaunchCountingMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {
+  const auto state = deterministic_state();
+  const std::vector<LaunchProcessView> views{{1001, LaunchCounting::adaptive, 0.25, 0.5}};
+  for (const std::string mode : {"exact", "adaptive"}) {
+    std::string straight;
+    TextSink sink(straight);
+    write_launch_counting_metrics(mode, state, views, 2e-6, sink);
+    EXPECT_EQ(straight, render(launch_counting_families(mode, state, views, 2e-6)));
+    EXPECT_NE(straight.find(mode == "exact" ? "ratio{pid=\"1001\"" : "} 0.25\n"), std::string::npos)
+        << straight;
+  }
 }
 
 TEST(CudaMetrics, RenderingIsDeterministic) {

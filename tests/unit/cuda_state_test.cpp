@@ -584,13 +584,14 @@ TEST(CudaState, KernelNamesJoinedByHandle) {
   EXPECT_EQ(launches_of(state, "triton_poi_fused_add_0"), 8u);
   EXPECT_EQ(launches_of(state, kUnresolvedKernel), 10u);
   EXPECT_EQ(launches_of(state, kGraphLaunch), 2u);
-  const auto &kernels = state_of(state).kernels;
-  EXPECT_EQ(kernels.at("vectorAdd_kernel").full_names,
-            (std::set<std::string>{"vectorAdd_kernel(float const*, float const*, float*, int)"}));
-  EXPECT_EQ(kernels.at("triton_poi_fused_add_0").full_names,
-            (std::set<std::string>{"triton_poi_fused_add_0"}));
-  EXPECT_TRUE(kernels.at(kUnresolvedKernel).full_names.empty());
-  EXPECT_TRUE(kernels.at(kGraphLaunch).full_names.empty());
+  const auto full_names = state_of(state).full_names();
+  EXPECT_EQ(full_names.size(), state_of(state).kernels.size()); // one set per series
+  EXPECT_EQ(full_names.at("vectorAdd_kernel"),
+            (FlatSet<std::string>{"vectorAdd_kernel(float const*, float const*, float*, int)"}));
+  EXPECT_EQ(full_names.at("triton_poi_fused_add_0"),
+            (FlatSet<std::string>{"triton_poi_fused_add_0"}));
+  EXPECT_TRUE(full_names.at(kUnresolvedKernel).empty());
+  EXPECT_TRUE(full_names.at(kGraphLaunch).empty());
 }
 
 TEST(CudaState, SameShortNameIsSummed) {
@@ -601,8 +602,8 @@ TEST(CudaState, SameShortNameIsSummed) {
       {launch(NT_API_LAUNCH_KERNEL, 0xa, 7), launch(NT_API_LAUNCH_KERNEL, 0xb, 8)});
   EXPECT_EQ(labels(state), (std::set<std::string>{"kernel"}));
   EXPECT_EQ(launches_of(state, "kernel"), 15u);
-  EXPECT_EQ(state_of(state).kernels.at("kernel").full_names,
-            (std::set<std::string>{"void kernel<int>(int*)", "void kernel<float>(float*)"}));
+  EXPECT_EQ(state_of(state).full_names().at("kernel"),
+            (FlatSet<std::string>{"void kernel<int>(int*)", "void kernel<float>(float*)"}));
 }
 
 TEST(CudaState, NamesArrivingLaterResolveOnNextRead) {
@@ -670,9 +671,8 @@ TEST(CudaState, TopNCapAndStickyPromotion) {
   EXPECT_EQ(labels(state), (std::set<std::string>{"alpha", "bravo", kOtherKernels,
                                                   kUnresolvedKernel, kGraphLaunch}));
   EXPECT_EQ(launches_of(state, kOtherKernels), 10u);
-  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"charlie"}));
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"alpha", "bravo"}));
+  EXPECT_EQ(state_of(state).full_names().at(kOtherKernels), (FlatSet<std::string>{"charlie"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"alpha", "bravo"}));
 
   // Round 2: charlie overtakes everything, delta appears; alpha and bravo stay promoted.
   state.set_launch_counts(
@@ -683,9 +683,9 @@ TEST(CudaState, TopNCapAndStickyPromotion) {
   EXPECT_EQ(launches_of(state, "bravo"), 51u);
   EXPECT_EQ(launches_of(state, "charlie"), 0u);
   EXPECT_EQ(launches_of(state, kOtherKernels), 5020u);
-  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"charlie", "delta"}));
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"alpha", "bravo"}));
+  EXPECT_EQ(state_of(state).full_names().at(kOtherKernels),
+            (FlatSet<std::string>{"charlie", "delta"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"alpha", "bravo"}));
 }
 
 TEST(CudaState, TopNTieBreakIsByName) {
@@ -746,7 +746,7 @@ TEST(CudaState, OtherAndPromotedCountersNeverDecrease) {
       expected_total += c;
     EXPECT_EQ(total, expected_total) << "round " << round;
   }
-  EXPECT_EQ(state_of(state).promoted, (std::set<std::string>{"k0", "k1"}));
+  EXPECT_EQ(state_of(state).promoted, (FlatSet<std::string>{"k0", "k1"}));
   EXPECT_GT(launches_of(state, kOtherKernels), 0u);
 }
 
@@ -787,7 +787,7 @@ TEST(CudaStateNameBounds, AFloodKeepsTheBoundAndCountsEveryLaunch) {
   // Dropped names and the never-named handle are [other]: the daemon cannot tell them apart.
   EXPECT_EQ(labels(state), (std::set<std::string>{"k0", "k1", kOtherKernels}));
   EXPECT_EQ(launches_of(state, kOtherKernels), 98u + 5u);
-  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names.size(), 8u); // k2..k9
+  EXPECT_EQ(state_of(state).full_names().at(kOtherKernels).size(), 8u); // k2..k9
 }
 
 TEST(CudaStateNameBounds, UnnamedAndOverflowLaunchesAddUpInOther) {
@@ -802,8 +802,7 @@ TEST(CudaStateNameBounds, UnnamedAndOverflowLaunchesAddUpInOther) {
                            launch(NT_API_LAUNCH_KERNEL, 0x13, 3)}); // 0x13's name was dropped
   EXPECT_EQ(labels(state), (std::set<std::string>{"K0", kOtherKernels}));
   EXPECT_EQ(launches_of(state, kOtherKernels), 7u + 5u + 3u);
-  EXPECT_EQ(state_of(state).kernels.at(kOtherKernels).full_names,
-            (std::set<std::string>{"K1", "K2"}));
+  EXPECT_EQ(state_of(state).full_names().at(kOtherKernels), (FlatSet<std::string>{"K1", "K2"}));
 }
 
 TEST(CudaStateNameBounds, NeverFewerNamesThanSeries) {
@@ -878,6 +877,22 @@ TEST(CudaStateNameBounds, AnIdleProcessKeepsItsKernelsVersion) {
   state.set_launch_counts(
       {launch(NT_API_LAUNCH_KERNEL, 0xa, 6), launch(NT_API_LAUNCH_KERNEL, 0xb, 1)});
   EXPECT_EQ(state_of(state).kernels.at("late").launches_by_device.begin()->first, 1);
+}
+
+// /api/v1/kernels lists the full names behind a label: a handle renamed to another overload of
+// the same short name changes no series, and still the document.
+TEST(CudaStateNameBounds, ARenamedHandleChangesTheKernelsVersion) {
+  CudaState state(settings());
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0xa, "_Z6kernelPi"));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0xa, 5)});
+  EXPECT_EQ(state_of(state).full_names().at("kernel"), (FlatSet<std::string>{"kernel(int*)"}));
+  const auto version = state.kernels_version();
+  const auto series = state_of(state).kernels;
+  state.apply(name_event(NT_API_MODULE_GET_FUNCTION, 0xa, "_Z6kernelPf"));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL, 0xa, 5)});
+  EXPECT_EQ(state_of(state).kernels, series);
+  EXPECT_GT(state.kernels_version(), version);
+  EXPECT_EQ(state_of(state).full_names().at("kernel"), (FlatSet<std::string>{"kernel(float*)"}));
 }
 
 // ---------------------------------------------------------------------------------------------

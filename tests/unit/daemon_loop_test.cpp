@@ -21,6 +21,7 @@
 #include "call_event.h"
 #include "daemon/signals.h"
 #include "descriptors_exhausted.h"
+#include "http/content_encoding.h"
 #include "temp_proc.h"
 
 namespace neutracer {
@@ -159,14 +160,15 @@ TEST_F(DaemonLoopTest, TheKernelsDocumentIsRebuiltOnlyWhenItChanges) {
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
   DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
   loop.scan_once();
-  const auto first = publisher_.latest()->kernels_json;
-  ASSERT_NE(first->find("\"launches\": 42"), std::string::npos) << *first;
+  const auto first = publisher_.latest()->kernels_json_gzip;
+  ASSERT_NE(gunzip(*first).find("\"launches\": 42"), std::string::npos) << gunzip(*first);
   loop.scan_once(); // idle: the same document, not a copy built again
-  EXPECT_EQ(publisher_.latest()->kernels_json, first);
+  EXPECT_EQ(publisher_.latest()->kernels_json_gzip, first);
   tracing_.launches[0].count = 43;
   loop.scan_once();
-  EXPECT_NE(publisher_.latest()->kernels_json, first);
-  EXPECT_NE(publisher_.latest()->kernels_json->find("\"launches\": 43"), std::string::npos);
+  EXPECT_NE(publisher_.latest()->kernels_json_gzip, first);
+  EXPECT_NE(gunzip(*publisher_.latest()->kernels_json_gzip).find("\"launches\": 43"),
+            std::string::npos);
   // The name bound is published with the rest.
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_kernel_names_dropped_total", {}), 0);
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_kernel_name_budget_bytes", {}),

@@ -12,6 +12,7 @@
 #include "detectors/alert_journal.h"
 #include "exporters/api_json.h"
 #include "exporters/detector_metrics.h"
+#include "exposition/text_sink.h"
 
 namespace neutracer {
 namespace {
@@ -324,6 +325,13 @@ TEST_F(DetectorSetTest, MetricsAndJsonShowFindingsAndAlerts) {
   EXPECT_TRUE(by_name.at("neutracer_cuda_memory_seconds_until_full")->samples.empty());
   for (const auto &f : families)
     EXPECT_TRUE(f.name.starts_with("neutracer_")) << f.name;
+  // The daemon writes them straight into text: the same text as the families rendered.
+  std::string straight;
+  TextSink sink(straight);
+  write_detector_metrics(detectors_, delivery, sink);
+  std::string rendered;
+  render_text(families, rendered);
+  EXPECT_EQ(straight, rendered);
 
   const auto processes = nlohmann::json::parse(processes_json(state_, detectors_));
   ASSERT_EQ(processes["processes"].size(), 1u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <memory>
 #include <string>
 
 #include "http/http_server.h"
@@ -63,6 +64,35 @@ TEST(GzipCompress, RoundTripsAndShrinksAScrape) {
   EXPECT_EQ(gunzip(gzip_compress("")), "");
 }
 
+TEST(Gunzip, UnpacksWhatGzipCompressPackedAndRefusesTheRest) {
+  const auto text = exposition(3000);
+  EXPECT_EQ(neutracer::gunzip(gzip_compress(text)), text);
+  EXPECT_EQ(neutracer::gunzip(gzip_compress("")), "");
+  const auto packed = gzip_compress(text);
+  EXPECT_THROW((void)neutracer::gunzip(packed.substr(0, packed.size() / 2)), std::runtime_error);
+  EXPECT_THROW((void)neutracer::gunzip(packed + "trailing"), std::runtime_error);
+  EXPECT_THROW((void)neutracer::gunzip("not gzip"), std::runtime_error);
+}
+
+TEST(GzipWriter, WrittenInPiecesOneStreamOfTheirText) {
+  const auto text = exposition(3000);
+  GzipWriter gzip; // a first buffer far too small: it grows
+  for (std::size_t at = 0; at < text.size(); at += 1000)
+    gzip.write(std::string_view(text).substr(at, 1000));
+  gzip.write("");
+  EXPECT_EQ(gunzip(std::move(gzip).finish()), text);
+  EXPECT_EQ(gunzip(GzipWriter().finish()), "");
+}
+
+TEST(GzipCompress, PartsMakeOneStreamOfTheirText) {
+  const auto text = exposition(3000); // more than the first output buffer takes: it grows
+  const std::string_view whole(text);
+  const auto cut = whole.size() / 3;
+  EXPECT_EQ(gunzip(gzip_compress({whole.substr(0, cut), "", whole.substr(cut)})), text);
+  EXPECT_EQ(gunzip(gzip_compress({"", ""})), "");
+  EXPECT_EQ(gunzip(gzip_compress({whole, ""})), text);
+}
+
 TEST(EncodeForClient, OnlySuccessfulTextAnswersWorthIt) {
   const HttpResponse big{200, "text/plain; version=0.0.4; charset=utf-8", exposition(100), {}};
   const auto encoded = encode_for_client("gzip", big);
@@ -79,6 +109,14 @@ TEST(EncodeForClient, OnlySuccessfulTextAnswersWorthIt) {
       200, "application/json", "{\"processes\": [" + std::string(2000, ' ') + "]}", {}};
   EXPECT_EQ(encode_for_client("gzip", json).headers.at("Content-Encoding"), "gzip");
 
+  // A shared prefix is encoded with the body, and then no longer sent apart.
+  HttpResponse shared{200, "text/plain", "tail\n", {}};
+  shared.shared_prefix = std::make_shared<const std::string>(exposition(100));
+  const auto both = encode_for_client("gzip", shared);
+  EXPECT_EQ(both.shared_prefix, nullptr);
+  EXPECT_EQ(gunzip(both.body), exposition(100) + "tail\n");
+  EXPECT_EQ(encode_for_client("identity", shared).whole_body(), exposition(100) + "tail\n");
+
   const HttpResponse small{200, "text/plain", "ok\n", {}};
   EXPECT_EQ(encode_for_client("gzip", small).body, "ok\n");
   const HttpResponse missing{404, "text/plain", std::string(4096, 'x'), {}};
@@ -89,16 +127,21 @@ TEST(EncodeForClient, OnlySuccessfulTextAnswersWorthIt) {
 
 TEST(EncodeForClient, ARealServerAnswersGzipWhenAsked) {
   const auto text = exposition(2000);
+  const auto cut = text.size() / 2;
+  const auto prefix = std::make_shared<const std::string>(text.substr(0, cut));
   const int port = http_test::free_port();
+  // Half of the text shared, as /metrics sends a snapshot's text, half the handler's own.
   HttpServer server(
       "127.0.0.1:" + std::to_string(port),
       {{"/metrics", [&](const std::string &) {
-          return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", text, {}};
+          return HttpResponse{
+              200, "text/plain; version=0.0.4; charset=utf-8", text.substr(cut), {}, prefix};
         }}});
   const auto plain = http_test::http_exchange(port, http_test::get("/metrics"));
   ASSERT_TRUE(plain);
   EXPECT_EQ(http_test::header(*plain, "Content-Encoding"), "<absent>");
   EXPECT_EQ(plain->substr(plain->find("\r\n\r\n") + 4), text);
+  EXPECT_EQ(http_test::header(*plain, "Content-Length"), std::to_string(text.size()));
 
   const auto packed = http_test::http_exchange(
       port, http_test::get("/metrics", "GET", "Accept-Encoding: gzip\r\n"));

@@ -6,6 +6,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include "exposition/text_sink.h"
 #include "golden_file.h"
 #include "metric_lookup.h"
 
@@ -188,6 +189,18 @@ TEST(OsMetrics, MatchesGoldenFile) {
   auto families = os_families(deterministic_views());
   add_os_tracer_health(tracer_stats(), families);
   test::expect_matches_golden(NEUTRACER_FIXTURES_DIR "/golden/os_metrics.prom", render(families));
+}
+
+// The daemon writes these series straight into text: the same text, byte for byte.
+TEST(OsMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {
+  for (const bool histograms : {true, false}) {
+    std::string straight;
+    TextSink sink(straight);
+    write_os_metrics(deterministic_views(), SeriesSettings{histograms}, sink);
+    EXPECT_EQ(straight, render(os_families(deterministic_views(), SeriesSettings{histograms})));
+    EXPECT_EQ(straight.find("neutracer_process_io_latency_seconds_bucket") != std::string::npos,
+              histograms);
+  }
 }
 
 TEST(OsMetrics, RenderedTextIsValidExposition) {
