@@ -52,8 +52,8 @@ struct Config {
     double leak_probability = 0.75;
     // The fast trend: the same over `leak_fast_windows` windows of `leak_fast_window` (0
     // windows: off), steady and made of repeated allocation sizes (detectors/leak_detector.h).
-    std::chrono::milliseconds leak_fast_window{3000};
-    std::uint32_t leak_fast_windows = 4;
+    std::chrono::milliseconds leak_fast_window{2000};
+    std::uint32_t leak_fast_windows = 5;
     std::uint64_t leak_fast_min_growth_bytes = 128ull << 20;
     // A high-water-mark sample is taken each time use passes the last mark by this much.
     std::uint64_t leak_sample_step_bytes = 16ull << 20;

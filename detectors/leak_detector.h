@@ -9,13 +9,13 @@
 //    windows (1 min x 5), by at least `min_growth_bytes` (256 MiB) in all. Minimums ignore the
 //    transient peaks of training steps and request bursts; a plateau (caching allocator warmed
 //    up) stops the rise within one window.
-//  - fast: the same over short windows (3 s x 4, at least 128 MiB: about 14 MiB/s), and the
+//  - fast: the same over short windows (2 s x 5, at least 128 MiB: 16 MiB/s), and the
 //    growth is steady and repeated: no window rose more than `fast_max_rise_ratio` times any
 //    later one (a warm-up's one burst straddling windows is not a trend; the first rise may be
 //    small, as when a leak starts late in its window), and at least
 //    `fast_min_repeated_share` of the bytes allocated over those windows came in sizes already
 //    allocated before (a leak keeps the same tensor again and again; a workload growing its
-//    shapes asks for ever new sizes). A fast leak pages in about 12 s.
+//    shapes asks for ever new sizes). A fast leak pages in about 10 s.
 // Evidence: Laplace's rule of succession over high-water-mark samples. Each time use passes the
 // last mark by `high_water_step_bytes`, the oldest block allocated since the last sample and
 // still live is sampled; P(next sample is never freed) = (unfreed + 1) / (sampled + 2). Growth
@@ -44,11 +44,12 @@ struct LeakSettings {
   // About 1 MiB/s sustained over the four rises; smaller drifts (allocator rounding, lazily
   // created cuBLAS workspaces) stay below it.
   std::uint64_t min_growth_bytes = 256ull << 20;
-  // Fast trend; fast_windows 0 turns it off. Four 3 s windows see three rises; 128 MiB over
+  // Fast trend; fast_windows 0 turns it off. Five 2 s windows see four rises; 128 MiB over
   // them separates the recorded leaks (19 MiB/s) from steady healthy growth (a batch-size ramp
-  // under expandable segments, 11 MiB/s on average).
-  double fast_window_seconds = 3;
-  int fast_windows = 4; // 0, or at least 2
+  // under expandable segments, 11 MiB/s on average) at every alignment of windows and scans
+  // (BENCHMARKS.md, "Fast leak settings"). Four 3 s windows flagged that ramp at most of them.
+  double fast_window_seconds = 2;
+  int fast_windows = 5; // 0, or at least 2
   std::uint64_t fast_min_growth_bytes = 128ull << 20;
   double fast_max_rise_ratio = 3;
   double fast_min_repeated_share = 0.5;
