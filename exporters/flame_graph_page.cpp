@@ -191,7 +191,10 @@ std::string flame_graph_svg(const ProcessSitesView &sites, FlameWeight weight) {
     }
     // Outermost first. A stack cut short says so where its missing callers would be.
     if (site.stack->end != StackEnd::complete) {
-      node = &node->child("[" + std::string(stack_end_name(site.stack->end)) + "]");
+      std::string label = "["; // not "[" + std::string: GCC 12 -O3 -Wrestrict false positive
+      label += stack_end_name(site.stack->end);
+      label += ']';
+      node = &node->child(label);
       node->weight += value;
     }
     for (auto frame = site.stack->frames.rbegin(); frame != site.stack->frames.rend(); ++frame) {

@@ -47,9 +47,17 @@ std::string_view stack_end_name(StackEnd end) {
 std::string frame_text(const Frame &frame) {
   if (frame.kind == FrameKind::python) {
     std::string text = frame.function ? *frame.function : std::string("?");
-    if (frame.module)
-      text += " (" + std::string(base_name(*frame.module)) +
-              (frame.line ? ":" + std::to_string(frame.line) : std::string()) + ")";
+    // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, a false positive) on
+    // "literal" + std::string chains here.
+    if (frame.module) {
+      text += " (";
+      text += base_name(*frame.module);
+      if (frame.line) {
+        text += ':';
+        text += std::to_string(frame.line);
+      }
+      text += ')';
+    }
     return text;
   }
   if (!frame.module)
