@@ -80,6 +80,7 @@ wait_for() {
 
 # The trainer, next to its own copy of the stand-in driver (RUNPATH $ORIGIN).
 cp "$standin_dir/libcuda.so.1" "$work/"
+# shellcheck disable=SC2016 # $ORIGIN is for the linker
 cc -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -Wall -Wextra \
   -I "$repo/tests/standin" "$repo/scripts/flame_demo.c" -o "$work/demo-trainer" \
   "$work/libcuda.so.1" -Wl,-rpath,'$ORIGIN'
