@@ -28,7 +28,11 @@ Panels (rows included, collapsed rows' panels too):
     target; units in overrides must be Grafana unit ids too;
   - no "renameByRegex" transformation (kernel names are shown as exported);
   - data links to another dashboard (/d/UID) must name a uid in the directory; links to
-    neutracer-process must pass var-pid=${__field.labels.pid} (or ${__data.fields.pid}).
+    neutracer-process must pass var-pid=${__field.labels.pid} (or ${__data.fields.pid});
+  - links to the daemon's own pages (http://HOST/flame or /memory, dashboard links too) take
+    HOST from the instance with the raw format (${instance:raw}, ${__field.labels.instance:raw},
+    ${__data.fields.instance:raw}: Grafana percent-encodes link variables, and host:port would
+    become host%3Aport) and pass pid= a variable.
 Targets (and Prometheus annotation queries):
   - the datasource {"type":"prometheus","uid":"${datasource}"} and a non-empty expr;
   - every metric selector filters job=~"$job" and instance=~"$instance"; on a dashboard with a
@@ -78,6 +82,7 @@ DS_REF = {"type": "prometheus", "uid": "${datasource}"}
 GRAFANA_BUILTIN_DS_UIDS = {"-- Grafana --", "grafana"}
 REQUIRED_TAG = "neutracer"
 PROCESS_DASHBOARD_UID = "neutracer-process"
+DAEMON_HOSTS = {"${instance:raw}", "${__field.labels.instance:raw}", "${__data.fields.instance:raw}"}
 
 # Series Prometheus adds to every scrape target; never in a scrape of the daemon.
 SYNTHETIC_METRICS = {
@@ -658,6 +663,16 @@ class Checker:
             self.links.append((fname, where, link["url"]))
 
     def check_link_target(self, fname, where, url):
+        page = re.match(r"https?://([^/]*)/(flame|memory)\b", url)
+        if page:
+            if page.group(1) not in DAEMON_HOSTS:
+                self.report(fname, where, f"link to the daemon's /{page.group(2)} must take its host from "
+                            "the instance, raw: http://${instance:raw} (or ${__field.labels.instance:raw}, "
+                            "${__data.fields.instance:raw})")
+            if not re.search(r"[?&]pid=\$\{[^}]+\}", url):
+                self.report(fname, where, f"link to the daemon's /{page.group(2)} must pass pid=${{pid}} "
+                            "(or a field's pid)")
+            return
         m = re.search(r"/d/([A-Za-z0-9_-]+)", url)
         if not m:
             return

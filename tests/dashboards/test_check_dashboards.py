@@ -248,6 +248,20 @@ class DashboardLevelTest(unittest.TestCase):
         self.assertIn('data link to dashboard uid "neutracer-process", which is not in the directory', out)
         self.assertIn("must pass var-pid=${__field.labels.pid}", out)
 
+    def test_daemon_page_links(self):
+        d = good_dashboard()
+        d["links"].append({"type": "link", "title": "flame", "url": "http://${instance}/flame?pid=${pid}"})
+        d["panels"][2]["fieldConfig"]["defaults"]["links"] = [
+            {"title": "memory", "url": "http://${__field.labels.instance:raw}/memory?pid=1"}]
+        rc, out, _ = self.check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn("dashboard links: link to the daemon's /flame must take its host from the instance", out)
+        self.assertIn("link to the daemon's /memory must pass pid=${pid}", out)
+        d["links"][-1]["url"] = "http://${instance:raw}/flame?pid=${pid}"
+        d["panels"][2]["fieldConfig"]["defaults"]["links"][0]["url"] = (
+            "http://${__field.labels.instance:raw}/memory?pid=${__field.labels.pid}")
+        self.assertEqual(self.check(d)[:2], (0, ""))
+
     def test_list_metrics(self):
         tmp = tempfile.mkdtemp(prefix="dashcheck-")
         try:
@@ -433,6 +447,14 @@ class ShippedDashboardsTest(unittest.TestCase):
     def test_shipped_dashboards_pass(self):
         rc, out, err = run_checker([SHIPPED])
         self.assertEqual(rc, 0, out + err)
+
+    def test_shipped_process_dashboard_links_to_daemon_pages(self):
+        """The process dashboard opens the daemon's flame graph and memory timeline."""
+        with open(os.path.join(SHIPPED, "neutracer-process.json")) as f:
+            text = f.read()
+        for page in ("flame", "memory"):
+            self.assertIn(f'"http://${{instance:raw}}/{page}?pid=${{pid}}"', text)
+            self.assertIn(f'"http://${{__data.fields.instance:raw}}/{page}?pid=${{__data.fields.pid}}"', text)
 
     def test_shipped_uids(self):
         uids = {}
