@@ -18,8 +18,16 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized from the config before load */
+	__uint(max_entries, 4 << 20); /* resized from the config before load */
 } events SEC(".maps");
+
+/* One name event per CPU, built before its used bytes are copied into `events`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nt_name_event);
+} name_scratch SEC(".maps");
 
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
@@ -286,17 +294,30 @@ int sampled_call_exit(struct pt_regs *ctx)
 	return report_call(ctx);
 }
 
-/* cuModuleGetFunction / cuLibraryGetKernel(out handle, owner, const char *name). */
+/*
+ * cuModuleGetFunction / cuLibraryGetKernel(out handle, owner, const char *name).
+ * The event is built in a per-CPU buffer and only the bytes the name holds go into the ring:
+ * fixed 4 KiB records let the ring carry a few thousand names; most names are under 100 bytes.
+ */
 SEC("uretprobe")
 int name_exit(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
-	struct nt_inflight_call *call;
-	struct nt_name_event *event = returning_call(&key, &call, sizeof(*event));
+	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
+	struct nt_name_event *event;
+	__u32 zero = 0;
+	__u64 name_len;
 	long copied;
 
-	if (!event)
+	if (!call) {
+		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
 		return 0;
+	}
+	event = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!event) {
+		bpf_map_delete_elem(&inflight, &key);
+		return 0;
+	}
 	event->kind = NT_EVENT_NAME;
 	event->api = key.api;
 	event->tgid = key.pid_tgid >> 32;
@@ -307,10 +328,12 @@ int name_exit(struct pt_regs *ctx)
 	event->owner = call->args[1];
 	copied = bpf_probe_read_user_str(event->name, sizeof(event->name),
 					 (const void *)call->args[2]);
-	event->name_len = copied > 0 ? (__u32)copied : 0;
-	if (copied <= 0)
-		event->name[0] = '\0';
+	name_len = copied > 0 ? (__u64)copied : 0;
+	if (name_len > NT_NAME_MAX)
+		name_len = NT_NAME_MAX;
+	event->name_len = (__u32)name_len;
+	if (bpf_ringbuf_output(&events, event, offsetof(struct nt_name_event, name) + name_len, 0))
+		count_stat(NT_STAT_RINGBUF_FULL);
 	bpf_map_delete_elem(&inflight, &key);
-	bpf_ringbuf_submit(event, 0);
 	return 0;
 }

@@ -194,7 +194,11 @@ struct nt_call_event {
 	nt_u64 caller;  /* sync calls with a stack: the return address at entry; else 0 */
 };
 
-/* A kernel handle and its mangled name, from cuModuleGetFunction / cuLibraryGetKernel. */
+/*
+ * A kernel handle and its mangled name, from cuModuleGetFunction / cuLibraryGetKernel. A record
+ * in the ring buffer carries only the name's bytes: it is offsetof(name) + min(name_len,
+ * NT_NAME_MAX) bytes long.
+ */
 struct nt_name_event {
 	nt_u32 kind; /* NT_EVENT_NAME */
 	nt_u32 api;

@@ -26,7 +26,7 @@ struct Config {
     // Capacity of the in-kernel launch counter map ((process, function) pairs).
     std::uint32_t launch_map_entries = 65536;
     // Ring buffer for rare events (allocations, copies, syncs, names); power of two, >= 4096.
-    std::uint32_t ring_buffer_bytes = 8u << 20;
+    std::uint32_t ring_buffer_bytes = 4u << 20;
     // Time constant of the smoothed transfer throughput gauge.
     std::chrono::milliseconds throughput_window{10000};
     // Launch counting: "exact" (every launch, system-wide probes), "adaptive" (per-process

@@ -28,7 +28,7 @@ namespace neutracer {
 
 struct TracerSettings {
   std::uint32_t launch_map_entries = 65536;
-  std::uint32_t ring_buffer_bytes = 8u << 20;
+  std::uint32_t ring_buffer_bytes = 4u << 20;
   // false: launch probes attach system-wide with the other probes (exact counting). true: they
   // attach per process through LaunchProbeControl, and count only while the process's gate is
   // open (adaptive counting); so do the probes of cuKernelGetFunction, which PyTorch calls

@@ -19,11 +19,15 @@ std::optional<Event> decode_event(std::span<const std::byte> bytes) {
     return event;
   }
   if (kind == NT_EVENT_NAME) {
-    if (bytes.size() != sizeof(nt_name_event))
+    constexpr std::size_t kHeader = offsetof(nt_name_event, name);
+    if (bytes.size() < kHeader)
       return std::nullopt;
-    // Copy only the fixed header and the bytes the kernel said it wrote.
     nt_name_event header;
-    std::memcpy(&header, bytes.data(), offsetof(nt_name_event, name));
+    std::memcpy(&header, bytes.data(), kHeader);
+    // The record carries exactly the name bytes the kernel said it copied.
+    const std::size_t len = std::min<std::size_t>(header.name_len, NT_NAME_MAX);
+    if (bytes.size() != kHeader + len)
+      return std::nullopt;
     if (header.api != NT_API_MODULE_GET_FUNCTION && header.api != NT_API_LIBRARY_GET_KERNEL)
       return std::nullopt;
     NameEvent event;
@@ -33,8 +37,7 @@ std::optional<Event> decode_event(std::span<const std::byte> bytes) {
     event.result = header.result;
     event.handle = header.handle;
     event.owner = header.owner;
-    const std::size_t len = std::min<std::size_t>(header.name_len, NT_NAME_MAX);
-    const char *name = reinterpret_cast<const char *>(bytes.data()) + offsetof(nt_name_event, name);
+    const char *name = reinterpret_cast<const char *>(bytes.data()) + kHeader;
     event.name.assign(name, strnlen(name, len));
     return event;
   }

@@ -4,7 +4,7 @@
 #   tests/bench/daemon_cost.sh [WINDOW_S] [TRACKED_PROCS] [SCRAPES]
 # (defaults 20, 1000, 200; env: PROCS=8 KERNELS=50 LAUNCH_RATE=100000 ALLOC_RATE=10000
 #  ALLOC_BYTES=4096 START_BATCH=20 PORT=19603 BUILD=build; RING_BUFFER_BYTES sets
-#  cuda.ring_buffer_bytes, the daemon's default 8 MiB when unset)
+#  cuda.ring_buffer_bytes, the daemon's default 4 MiB when unset)
 #
 # Phase 1: PROCS processes of tests/bench/daemon_cost_load.c, each with KERNELS kernel names,
 #   (a) launch at LAUNCH_RATE/s in all, round-robin over their kernels, (b) make ALLOC_RATE/s
@@ -198,8 +198,8 @@ row "(c) same $PROCS procs alive, idle" "$cpu_d" "$rss" "$hwm" "$cpu_l" "$load_a
 # Started while the phase 1 processes still map the stand-in, so the probes stay attached.
 steps=()
 for k in $(seq 0 $((KERNELS - 1))); do steps+=("$(printf 'launch:k%02d:1' "$k")"); done
-# START_BATCH processes every 0.2 s: each sends KERNELS name events of 4 KiB through the 8 MiB
-# ring buffer; all at once, the names sent during one long scan can overflow it (then
+# START_BATCH processes every 0.2 s: each sends KERNELS name events (56 bytes plus the name)
+# through the ring buffer; the names sent during one long scan could overflow a small one (then
 # launches count as [unresolved] and neutracer_events_dropped_total grows).
 for i in $(seq "$TRACKED"); do
   [ $((i % START_BATCH)) != 0 ] || sleep 0.2

@@ -96,7 +96,8 @@ public:
       const int len = std::snprintf(event.name, NT_NAME_MAX, "k%02d",
                                     static_cast<int>(launch.handle - kFirstHandle));
       event.name_len = static_cast<std::uint32_t>(len + 1);
-      sink(std::as_bytes(std::span(&event, 1)));
+      // As the BPF side writes it: the header and the name's bytes.
+      sink(std::as_bytes(std::span(&event, 1)).first(offsetof(nt_name_event, name) + event.name_len));
     }
   }
   std::vector<LaunchCount> read_launch_counts() const override {

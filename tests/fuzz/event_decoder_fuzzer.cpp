@@ -7,12 +7,14 @@
 //                      (exercises the size checks);
 //   selector % 3 == 1: a 2-byte length, then that many bytes, zero-padded (or cut) to a call
 //                      event, so seeds stay valid when the event grows a field at its end;
-//   selector % 3 == 2: the same for a name event.
+//   selector % 3 == 2: the same for a name event's header, then cut or zero-padded to the name
+//                      bytes its name_len announces (as the BPF side writes it).
 //   selector & 0x80:   the state ticks (throughput smoothing) after the record.
 // Each named kernel is then launched once, so its name reaches the rendered labels.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <sstream>
 #include <string_view>
@@ -66,9 +68,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     case 1:
       record = padded(take(take_length()), sizeof(nt_call_event));
       break;
-    default:
+    default: {
+      constexpr std::size_t kHeader = offsetof(nt_name_event, name);
       record = padded(take(take_length()), sizeof(nt_name_event));
+      std::uint32_t name_len = 0;
+      std::memcpy(&name_len, record.data() + offsetof(nt_name_event, name_len), sizeof name_len);
+      record.resize(kHeader + std::min<std::size_t>(name_len, NT_NAME_MAX));
       break;
+    }
     }
     const auto event = neutracer::decode_event(record);
     if (event) {

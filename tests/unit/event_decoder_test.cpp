@@ -38,6 +38,7 @@ nt_call_event make_call(std::uint32_t api) {
   return event;
 }
 
+// A name record as the BPF side writes it: the header and min(name_len, NT_NAME_MAX) name bytes.
 // nt_name_event is 4 KiB: keep it on the heap.
 std::vector<std::byte> make_name_bytes(std::uint32_t api, const std::string &name,
                                        std::uint32_t name_len, bool terminate = true) {
@@ -55,7 +56,9 @@ std::vector<std::byte> make_name_bytes(std::uint32_t api, const std::string &nam
   std::memcpy(event->name, name.data(), std::min<std::size_t>(name.size(), NT_NAME_MAX));
   if (terminate && name.size() < NT_NAME_MAX)
     event->name[name.size()] = '\0';
-  return bytes_of(*event);
+  auto bytes = bytes_of(*event);
+  bytes.resize(offsetof(nt_name_event, name) + std::min<std::size_t>(name_len, NT_NAME_MAX));
+  return bytes;
 }
 
 TEST(EventDecoder, AbiLayout) {
@@ -198,14 +201,33 @@ TEST(EventDecoder, NameEventsOnlyForNamingApis) {
 
 TEST(EventDecoder, RejectsWrongNameSizes) {
   const auto bytes = make_name_bytes(NT_API_MODULE_GET_FUNCTION, "kernel", 7);
+  ASSERT_EQ(bytes.size(), 48u + 7u);
   const std::span<const std::byte> all(bytes);
+  EXPECT_TRUE(decode_event(all).has_value());
+  // Fewer or more name bytes than name_len announces.
   EXPECT_FALSE(decode_event(all.first(bytes.size() - 1)).has_value());
   EXPECT_FALSE(decode_event(all.first(48)).has_value());
-  EXPECT_FALSE(decode_event(all.first(48 + 7)).has_value());
-  EXPECT_FALSE(decode_event(all.first(sizeof(nt_call_event))).has_value());
+  EXPECT_FALSE(decode_event(all.first(47)).has_value());
   std::vector<std::byte> longer = bytes;
   longer.push_back(std::byte{0});
   EXPECT_FALSE(decode_event(longer).has_value());
+  // A name event padded to the old fixed size, or to a call event's, is refused.
+  std::vector<std::byte> fixed = bytes;
+  fixed.resize(sizeof(nt_name_event));
+  EXPECT_FALSE(decode_event(fixed).has_value());
+  fixed.resize(sizeof(nt_call_event));
+  EXPECT_FALSE(decode_event(fixed).has_value());
+}
+
+TEST(EventDecoder, RecordCarriesOnlyTheNameBytes) {
+  // What the ring holds per name: the 48-byte header and the name with its NUL.
+  const std::string name = "_Z6kernelPf";
+  const auto bytes = make_name_bytes(NT_API_MODULE_GET_FUNCTION, name,
+                                     static_cast<std::uint32_t>(name.size() + 1));
+  EXPECT_EQ(bytes.size(), 48u + name.size() + 1);
+  const auto decoded = decode_event(bytes);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(std::get<NameEvent>(*decoded).name, name);
 }
 
 TEST(EventDecoder, NameLenBoundsTheName) {
