@@ -72,8 +72,7 @@ std::optional<ElfFile> ElfFile::open(const std::string &path, std::string &error
   return file;
 }
 
-void ElfFile::for_each_function(
-    const std::function<void(const char *, std::uint64_t, std::uint64_t)> &fn) const {
+void ElfFile::for_each_symbol(const std::function<void(const Symbol &)> &fn) const {
   Elf *elf = elf_.get();
   for (const Elf64_Word section_type : {SHT_DYNSYM, SHT_SYMTAB}) {
     for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
@@ -87,13 +86,44 @@ void ElfFile::for_each_function(
       for (std::size_t i = 0; i < symbols; ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
-            GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0)
+            sym.st_value == 0)
           continue;
-        if (const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name))
-          fn(name, sym.st_value, sym.st_size);
+        const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+        if (!name)
+          continue;
+        const int type = GELF_ST_TYPE(sym.st_info);
+        fn(Symbol{name, sym.st_value, sym.st_size, type == STT_FUNC,
+                  type == STT_SECTION || type == STT_FILE});
       }
     }
   }
+}
+
+void ElfFile::for_each_function(
+    const std::function<void(const char *, std::uint64_t, std::uint64_t)> &fn) const {
+  for_each_symbol([&](const Symbol &symbol) {
+    if (symbol.function)
+      fn(symbol.name, symbol.value, symbol.size);
+  });
+}
+
+std::optional<std::uint64_t> ElfFile::first_load_address() const {
+  std::size_t count = 0;
+  if (elf_getphdrnum(elf_.get(), &count) != 0)
+    return std::nullopt;
+  std::optional<std::uint64_t> lowest;
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Phdr phdr;
+    if (!gelf_getphdr(elf_.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD)
+      continue;
+    // Only a power-of-two alignment rounds; the loader maps whole pages either way.
+    const std::uint64_t align =
+        phdr.p_align > 1 && (phdr.p_align & (phdr.p_align - 1)) == 0 ? phdr.p_align : 1;
+    const std::uint64_t start = phdr.p_vaddr & ~(align - 1);
+    if (!lowest || start < *lowest)
+      lowest = start;
+  }
+  return lowest;
 }
 
 // Uprobes take file offsets, stacks hold addresses: both go through the executable PT_LOAD
