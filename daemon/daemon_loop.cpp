@@ -514,12 +514,13 @@ void DaemonLoop::write_journal(const JournalEntry &entry) {
 void DaemonLoop::publish() {
   auto snapshot = std::make_shared<PublishedSnapshot>();
   snapshot->from_a_scan = true;
-  // Rendered here, once per scan, into a buffer the size of the last one. The per-process
-  // families go straight into the text as they are written: built as MetricFamily values
-  // first, their label vectors took more memory than the text (BENCHMARKS.md, "The daemon's
-  // own cost").
-  snapshot->metrics_text.reserve(metrics_text_bytes_ + metrics_text_bytes_ / 8);
-  TextSink text(snapshot->metrics_text);
+  // Rendered here, once per scan, into a buffer the size of the last one, then kept deflated.
+  // The per-process families go straight into the text as they are written: built as
+  // MetricFamily values first, their label vectors took more memory than the text
+  // (BENCHMARKS.md, "The daemon's own cost").
+  std::string metrics_text;
+  metrics_text.reserve(metrics_text_bytes_ + metrics_text_bytes_ / 8);
+  TextSink text(metrics_text);
   std::vector<MetricFamily> head = daemon_families(health_, cuda_processes_);
   if (os_tracer_ != nullptr)
     add_os_map_errors(os_tracer_->stats(), head);
@@ -564,7 +565,11 @@ void DaemonLoop::publish() {
   text.write(bpf_map_families(map_occupancy_));
   if (os_tracer_ != nullptr)
     text.write({os_network_source_family(os_tracer_->stats())});
-  metrics_text_bytes_ = snapshot->metrics_text.size();
+  metrics_text_bytes_ = metrics_text.size();
+  // Deflated while the previous snapshot is still served: that one holds its text deflated too,
+  // so the scan's plain text is the only large copy, and only until here.
+  snapshot->metrics_deflated = std::make_shared<const DeflatedText>(deflate_text(metrics_text));
+  std::string().swap(metrics_text);
   // Rebuilt only when it changed: an idle process with thousands of names cost a core's
   // share every scan when it was rebuilt each time.
   if (!kernels_json_gzip_ || kernels_json_version_ != state_.kernels_version()) {

@@ -114,18 +114,15 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
        }},
       {"/metrics",
        [&publisher, &rejections, &requests, proc_root = config.proc_root](const std::string &) {
-         // The scan's text is sent from the snapshot itself, not copied: only the daemon's
-         // own families are rendered per scrape.
+         // The scan's text is sent from the snapshot, where it is kept deflated (gzip clients
+         // get it as it is): only the daemon's own families are rendered per scrape.
          const auto snapshot = publisher.latest();
          std::string own;
          render_text(self_process_families(proc_root), own);
          render_text(http_rejection_families(rejections), own);
          render_text(requests.families(), own);
-         return HttpResponse{200,
-                             kTextContentType,
-                             std::move(own),
-                             {},
-                             shared_text(snapshot, snapshot->metrics_text)};
+         return HttpResponse{200, kTextContentType, std::move(own), {}, nullptr,
+                             snapshot->metrics_deflated};
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {

@@ -165,6 +165,18 @@ std::string gunzip(std::string_view data) {
 }
 
 HttpResponse encode_for_client(std::string_view accept_encoding, HttpResponse response) {
+  if (response.deflated_prefix) {
+    // /metrics: sent gzip-encoded without compressing it again, or left for the writer to
+    // inflate piece by piece for a client that does not take gzip.
+    response.headers["Vary"] = "Accept-Encoding";
+    if (accepts_gzip(accept_encoding)) {
+      const auto prefix = std::move(response.deflated_prefix);
+      response.body = gzip_after(*prefix, response.whole_body());
+      response.shared_prefix = nullptr;
+      response.headers["Content-Encoding"] = "gzip";
+    }
+    return response;
+  }
   if (response.status != 200 || !compressible(response.content_type))
     return response;
   response.headers["Vary"] = "Accept-Encoding";

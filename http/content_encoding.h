@@ -47,7 +47,8 @@ std::string gunzip(std::string_view data);
 inline constexpr std::size_t kGzipMinBytes = 1024;
 
 // `response` gzip-encoded when the client accepts it and it is a successful text or JSON
-// answer of at least kGzipMinBytes; as it is otherwise. Either way it says that the
+// answer of at least kGzipMinBytes, or has a deflated prefix; as it is otherwise (a deflated
+// prefix is then inflated as it is written). Either way it says that the
 // representation depends on Accept-Encoding (Vary), so caches keep them apart.
 HttpResponse encode_for_client(std::string_view accept_encoding, HttpResponse response);
 

@@ -27,6 +27,15 @@ void write_response(mg_connection *connection, const std::string &method,
   mg_write(connection, head.data(), head.size());
   if (method == "HEAD")
     return;
+  if (response.deflated_prefix) {
+    try {
+      inflate_text(*response.deflated_prefix, [&](std::string_view piece) {
+        mg_write(connection, piece.data(), piece.size());
+      });
+    } catch (const std::exception &) {
+      return; // never with text the daemon deflated; the client sees a short answer
+    }
+  }
   if (response.shared_prefix)
     mg_write(connection, response.shared_prefix->data(), response.shared_prefix->size());
   mg_write(connection, response.body.data(), response.body.size());

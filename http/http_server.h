@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "http/deflated_text.h"
+
 struct mg_context;
 
 namespace neutracer {
@@ -24,12 +26,19 @@ struct HttpResponse {
   // (a published snapshot's /metrics text or JSON, megabytes at 1 000 processes, of which each
   // copy stayed in the worker's heap). Null: `body` alone.
   std::shared_ptr<const std::string> shared_prefix = nullptr;
+  // Text sent ahead of the shared prefix and `body`, kept deflated (the scan's /metrics text):
+  // sent gzip-encoded as it is, or inflated piece by piece as it is written. Null: none.
+  std::shared_ptr<const DeflatedText> deflated_prefix = nullptr;
 
   std::size_t body_size() const {
-    return (shared_prefix ? shared_prefix->size() : 0) + body.size();
+    return (deflated_prefix ? deflated_prefix->size : 0) +
+           (shared_prefix ? shared_prefix->size() : 0) + body.size();
   }
-  // The prefix and the body as one string (a copy: for tests and small answers).
-  std::string whole_body() const { return shared_prefix ? *shared_prefix + body : body; }
+  // The prefixes and the body as one string (a copy: for tests and small answers).
+  std::string whole_body() const {
+    return (deflated_prefix ? inflate_text(*deflated_prefix) : std::string()) +
+           (shared_prefix ? *shared_prefix : std::string()) + body;
+  }
 };
 
 // Called with the request's query string ("pid=42"), without the '?'.

@@ -4,7 +4,8 @@
 #   tests/bench/daemon_cost.sh [WINDOW_S] [TRACKED_PROCS] [SCRAPES]
 # (defaults 20, 1000, 200; env: PROCS=8 KERNELS=50 LAUNCH_RATE=100000 ALLOC_RATE=10000
 #  ALLOC_BYTES=4096 START_BATCH=20 PORT=19603 BUILD=build; RING_BUFFER_BYTES sets
-#  cuda.ring_buffer_bytes, the daemon's default 4 MiB when unset)
+#  cuda.ring_buffer_bytes, the daemon's default 4 MiB when unset; EXTRA_YAML is appended to the
+#  daemon's config, e.g. EXTRA_YAML='stacks: {enabled: false}')
 #
 # Phase 1: PROCS processes of tests/bench/daemon_cost_load.c, each with KERNELS kernel names,
 #   (a) launch at LAUNCH_RATE/s in all, round-robin over their kernels, (b) make ALLOC_RATE/s
@@ -55,6 +56,7 @@ work=$(mktemp -d)
 # Every launch counted (the per-launch price of a probe): exact mode, not the adaptive default.
 echo "cuda: {launch_counting: exact${RING_BUFFER_BYTES:+, ring_buffer_bytes: $RING_BUFFER_BYTES}}" \
   > "$work/exact.yaml"
+[ -z "${EXTRA_YAML:-}" ] || echo "$EXTRA_YAML" >> "$work/exact.yaml"
 daemon_pid=""
 load_pids=()
 tracked_pids=()
@@ -224,6 +226,13 @@ check="counted $counted of $((TRACKED * KERNELS)) launches, $named under their n
 check+=" dropped $(drops_in "$work/tracked.txt");"
 check+=" last scan $(value neutracer_scan_duration_seconds "$work/tracked.txt")s"
 row "(d) $TRACKED procs x $KERNELS kernels, no scrapes" "$cpu_d" "$rss" "$hwm" "" "$load_avg" "$check"
+# Where that RSS is, by mapping kind (smaps; a mapping mapped twice, as the ring buffer's data
+# area, counts twice).
+awk '/^[0-9a-f]+-[0-9a-f]+ /{name=$6; if (name == "") name="[anon]";
+       else if (name ~ /bpf-map/) name="[bpf maps]"; else if (name ~ /^\//) name="[files]"}
+     /^Rss:/{rss[name]+=$2}
+     END{printf "    RSS by mapping at (d):"; for (n in rss) printf " %s %.1f MiB;", n, rss[n]/1024; print ""}' \
+  "/proc/$daemon_pid/smaps"
 
 # SCRAPES sequential GETs of /metrics with the extra curl arguments given; sets p50 p99 pmax bytes
 # and adds a row.

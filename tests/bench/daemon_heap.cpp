@@ -82,6 +82,16 @@ public:
   std::size_t probe_count() const override { return 100 * attached_.size(); }
   bool per_process_launch_probes() const override { return false; }
   std::optional<double> measure_launch_trap_ns() override { return std::nullopt; }
+  // Stacks off, as a daemon without call sites: what they cost is measured apart (BENCHMARKS.md,
+  // "Call sites").
+  std::uint32_t stack_depth() const override { return 0; }
+  std::optional<std::vector<std::uint64_t>> read_stack(std::int32_t) const override {
+    return std::nullopt;
+  }
+  std::vector<std::int32_t> stack_ids() const override { return {}; }
+  void delete_stacks(const std::vector<std::int32_t> &) override {}
+  std::vector<LaunchStackCount> read_launch_stacks() const override { return {}; }
+  void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
   // The kernel names of the processes that arrived since the last poll (cuModuleGetFunction).
   void poll(std::chrono::milliseconds,
             const std::function<void(std::span<const std::byte>)> &sink) override {
@@ -228,9 +238,10 @@ int main(int argc, char **argv) {
                   mib(arenas.arena), mib(arenas.fordblks), mib(arenas.hblkhd));
     }
     const auto snapshot = publisher.latest();
-    std::printf("snapshot: /metrics text %.2f MiB (capacity %.2f), gzip of /api/v1/kernels "
-                "%.2f MiB and /api/v1/processes %.2f MiB\n",
-                mib(snapshot->metrics_text.size()), mib(snapshot->metrics_text.capacity()),
+    std::printf("snapshot: /metrics text %.2f MiB kept deflated in %.2f MiB, gzip of "
+                "/api/v1/kernels %.2f MiB and /api/v1/processes %.2f MiB\n",
+                mib(snapshot->metrics_deflated->size),
+                mib(snapshot->metrics_deflated->deflate.size()),
                 mib(snapshot->kernels_json_gzip->size()),
                 mib(snapshot->processes_json_gzip->size()));
 

@@ -101,7 +101,7 @@ private:
 // label of `labels` (plain values: no escapes), or -1.
 double sample(const PublishedSnapshot &snapshot, const std::string &family,
               const std::map<std::string, std::string> &labels) {
-  std::istringstream text(snapshot.metrics_text);
+  std::istringstream text(inflate_text(*snapshot.metrics_deflated));
   std::string line;
   while (std::getline(text, line)) {
     if (!line.starts_with(family + "{") && !line.starts_with(family + " "))

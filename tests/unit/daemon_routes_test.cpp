@@ -28,7 +28,9 @@ protected:
     auto snapshot = std::make_shared<PublishedSnapshot>();
     MetricFamily up = family("neutracer_test_up", "A test gauge.", MetricType::gauge);
     up.samples.push_back({{}, 1});
-    render_text({up}, snapshot->metrics_text);
+    std::string text;
+    render_text({up}, text);
+    snapshot->metrics_deflated = std::make_shared<const DeflatedText>(deflate_text(text));
     snapshot->kernels_json_gzip =
         std::make_shared<const std::string>(gzip_compress("{\"kernels\": \"k\"}\n"));
     snapshot->processes_json_gzip =
@@ -65,6 +67,7 @@ protected:
     auto response = answer(path, query);
     response.body = response.whole_body();
     response.shared_prefix = nullptr;
+    response.deflated_prefix = nullptr;
     return response;
   }
   HttpResponse answer(const std::string &path, const std::string &query = "") {
@@ -126,26 +129,33 @@ TEST_F(DaemonRoutesTest, MetricsHoldTheSnapshotTheProcessAndTheRejections) {
             std::string::npos);
 }
 
-// Megabytes at 1 000 processes: sent from the snapshot, never copied per request (the JSON
-// documents are kept compressed and unpacked per request).
+// Megabytes at 1 000 processes: sent from the snapshot, never copied per request (the /metrics
+// text and the JSON documents are kept compressed; the documents are unpacked per request).
 TEST_F(DaemonRoutesTest, MetricsAndAlertsShareTheSnapshotsText) {
   publish_scan();
   const auto snapshot = publisher.latest();
   const auto metrics = answer("/metrics");
-  EXPECT_EQ(metrics.shared_prefix.get(), &snapshot->metrics_text);
+  EXPECT_EQ(metrics.deflated_prefix.get(), snapshot->metrics_deflated.get());
   EXPECT_TRUE(metrics.body.starts_with("# HELP process_")) << metrics.body; // the daemon's own
   EXPECT_EQ(answer("/api/v1/alerts").shared_prefix.get(), &snapshot->alerts_json);
 }
 
-TEST_F(DaemonRoutesTest, AnAnswerKeepsItsSnapshotPastTheNextPublish) {
+TEST_F(DaemonRoutesTest, AnAnswerKeepsItsTextPastTheNextPublish) {
   publish_scan();
+  const std::weak_ptr<const DeflatedText> first_text = publisher.latest()->metrics_deflated;
   const std::weak_ptr<const PublishedSnapshot> first = publisher.latest();
-  auto held = answer("/metrics");
+  auto metrics = answer("/metrics");
+  auto alerts = answer("/api/v1/alerts");
   publish_scan();
+  // /metrics holds the deflated text alone, not the snapshot; /api/v1/alerts the snapshot.
   EXPECT_FALSE(first.expired());
-  EXPECT_TRUE(held.shared_prefix->starts_with("# HELP neutracer_test_up")) << *held.shared_prefix;
-  held.shared_prefix = nullptr;
+  EXPECT_EQ(*alerts.shared_prefix, "{\"active\": [\"a\"], \"recent\": []}\n");
+  alerts.shared_prefix = nullptr;
   EXPECT_TRUE(first.expired());
+  EXPECT_FALSE(first_text.expired());
+  EXPECT_TRUE(inflate_text(*metrics.deflated_prefix).starts_with("# HELP neutracer_test_up"));
+  metrics.deflated_prefix = nullptr;
+  EXPECT_TRUE(first_text.expired());
 }
 
 TEST_F(DaemonRoutesTest, JsonPagesServeTheSnapshotAsPublished) {

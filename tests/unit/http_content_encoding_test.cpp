@@ -161,5 +161,38 @@ TEST(EncodeForClient, ARealServerAnswersGzipWhenAsked) {
   EXPECT_EQ(head->substr(head->find("\r\n\r\n") + 4), "");
 }
 
+// /metrics as the daemon sends it: the scan's text kept deflated, the daemon's own families after
+// it. gzip clients get it without a second compression, others inflated as it is written.
+TEST(EncodeForClient, ARealServerSendsADeflatedPrefixEitherWay) {
+  const auto text = exposition(20000);
+  const auto cut = text.size() - 3000;
+  const auto deflated = std::make_shared<const DeflatedText>(deflate_text(text.substr(0, cut)));
+  const int port = http_test::free_port();
+  HttpServer server("127.0.0.1:" + std::to_string(port),
+                    {{"/metrics", [&](const std::string &) {
+                        return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                                            text.substr(cut), {}, nullptr, deflated};
+                      }}});
+  const auto plain = http_test::http_exchange(port, http_test::get("/metrics"));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(http_test::header(*plain, "Content-Encoding"), "<absent>");
+  EXPECT_EQ(http_test::header(*plain, "Content-Length"), std::to_string(text.size()));
+  EXPECT_EQ(plain->substr(plain->find("\r\n\r\n") + 4), text);
+
+  const auto packed = http_test::http_exchange(
+      port, http_test::get("/metrics", "GET", "Accept-Encoding: gzip\r\n"));
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(http_test::header(*packed, "Content-Encoding"), "gzip");
+  const auto body = packed->substr(packed->find("\r\n\r\n") + 4);
+  EXPECT_EQ(http_test::header(*packed, "Content-Length"), std::to_string(body.size()));
+  EXPECT_LT(body.size() * 10, text.size());
+  EXPECT_EQ(gunzip(body), text);
+
+  const auto head = http_test::http_exchange(port, http_test::get("/metrics", "HEAD"));
+  ASSERT_TRUE(head);
+  EXPECT_EQ(http_test::header(*head, "Content-Length"), std::to_string(text.size()));
+  EXPECT_EQ(head->substr(head->find("\r\n\r\n") + 4), "");
+}
+
 } // namespace
 } // namespace neutracer
