@@ -9,16 +9,12 @@
 
 #include "http/content_encoding.h"
 
+#include "sample_exposition.h"
+
 namespace neutracer {
 namespace {
 
-std::string exposition(int series) {
-  std::string text = "# TYPE neutracer_cuda_kernel_launches_total counter\n";
-  for (int i = 0; i < series; ++i)
-    text += "neutracer_cuda_kernel_launches_total{pid=\"" + std::to_string(1000 + i) +
-            "\",kernel=\"vectorized_elementwise_kernel\"} " + std::to_string(i * 7) + "\n";
-  return text;
-}
+std::string exposition(int series) { return test::sample_exposition(series); }
 
 std::string random_bytes(std::size_t size, unsigned seed) {
   std::mt19937 random(seed);

@@ -11,6 +11,8 @@
 #include "http/http_server.h"
 #include "http_test_client.h"
 
+#include "sample_exposition.h"
+
 namespace neutracer {
 namespace {
 
@@ -33,13 +35,7 @@ std::string gunzip(const std::string &data) {
   return status == Z_STREAM_END ? out : "<not a complete gzip stream>";
 }
 
-std::string exposition(int series) {
-  std::string text = "# TYPE neutracer_cuda_kernel_launches_total counter\n";
-  for (int i = 0; i < series; ++i)
-    text += "neutracer_cuda_kernel_launches_total{pid=\"" + std::to_string(1000 + i) +
-            "\",kernel=\"vectorized_elementwise_kernel\"} " + std::to_string(i * 7) + "\n";
-  return text;
-}
+std::string exposition(int series) { return test::sample_exposition(series); }
 
 TEST(AcceptsGzip, ByNameOrWildcardUnlessWeightedZero) {
   EXPECT_TRUE(accepts_gzip("gzip"));
