@@ -93,21 +93,26 @@ void CudaTracer::RingBufferDeleter::operator()(ring_buffer *rb) const { ring_buf
 CudaTracer::CudaTracer(const TracerSettings &settings)
     : per_process_launch_probes_(settings.per_process_launch_probes) {
   route_libbpf_logs_to_spdlog();
-  if (per_process_launch_probes_) {
-    try {
-      load(settings);
-      return;
-    } catch (const TracerError &error) {
-      if (error.reason == TracerError::Reason::permission)
-        throw;
+  try {
+    multi_links_ = true;
+    load(settings);
+    return;
+  } catch (const TracerError &error) {
+    if (error.reason == TracerError::Reason::permission)
+      throw;
+    if (per_process_launch_probes_)
       spdlog::warn("adaptive launch counting needs uprobe_multi links (Linux 6.6 or later), "
                    "which this kernel refused ({}): counting every launch instead",
                    error.what());
-      ring_buffer_.reset();
-      calls_.reset();
-      launch_.reset();
-      per_process_launch_probes_ = false;
-    }
+    else
+      spdlog::info("no uprobe_multi links on this kernel ({}): one perf-event uprobe per "
+                   "probe, which take seconds to remove at stop",
+                   error.what());
+    ring_buffer_.reset();
+    calls_.reset();
+    launch_.reset();
+    per_process_launch_probes_ = false;
+    multi_links_ = false;
   }
   load(settings);
 }
@@ -121,9 +126,10 @@ void CudaTracer::load(const TracerSettings &settings) {
     stack_depth_ = most;
   }
   const bool stacks = stack_depth_ > 0;
-  const auto per_process = [](bpf_program *program) {
-    bpf_program__set_expected_attach_type(program,
-                                          static_cast<bpf_attach_type>(kUprobeMultiAttachType));
+  const auto multi = [&](bpf_program *program) {
+    if (multi_links_)
+      bpf_program__set_expected_attach_type(program,
+                                            static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   };
   launch_.reset(open_and_load_skeleton<cuda_launch>(
       "cuda_launch", cuda_launch__open_opts, cuda_launch__load, cuda_launch__destroy,
@@ -139,19 +145,22 @@ void CudaTracer::load(const TracerSettings &settings) {
         skeleton->rodata->launch_stack_every = every;
         bpf_map__set_max_entries(skeleton->maps.launch_stacks,
                                  every ? settings.launch_stack_entries : 1);
-        if (per_process_launch_probes_) {
-          per_process(skeleton->progs.launch_handle_arg1);
-          per_process(skeleton->progs.launch_handle_arg2);
-        }
+        multi(skeleton->progs.launch_handle_arg1);
+        multi(skeleton->progs.launch_handle_arg2);
       },
       kKernelNeeds));
   calls_.reset(open_and_load_skeleton<cuda_calls>(
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, cuda_calls__destroy,
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
+        for (bpf_program *program :
+             {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
+              skeleton->progs.context_set, skeleton->progs.context_push,
+              skeleton->progs.context_pop})
+          multi(program);
         if (per_process_launch_probes_) {
-          per_process(skeleton->progs.sampled_call_enter);
-          per_process(skeleton->progs.sampled_call_exit);
+          multi(skeleton->progs.sampled_call_enter);
+          multi(skeleton->progs.sampled_call_exit);
         } else {
           bpf_program__set_autoload(skeleton->progs.sampled_call_enter, false);
           bpf_program__set_autoload(skeleton->progs.sampled_call_exit, false);
@@ -188,8 +197,10 @@ void CudaTracer::load(const TracerSettings &settings) {
 CudaTracer::~CudaTracer() {
   // Links first: no probe may fire into programs being torn down.
   std::vector<Link> links;
-  for (auto &[id, library_links] : attachments_)
-    std::move(library_links.begin(), library_links.end(), std::back_inserter(links));
+  for (auto &[id, library] : attachments_) {
+    std::move(library.probes.begin(), library.probes.end(), std::back_inserter(links));
+    close_in_background(std::move(library.multi));
+  }
   attachments_.clear();
   process_launch_links_.clear(); // closing a uprobe_multi link detaches it
   destroy_links(std::move(links));
@@ -211,8 +222,16 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   }
   summary.missing_symbols = offsets.missing.size();
   std::vector<Link> links;
+  // With uprobe_multi links: gathered per (program, direction), attached below.
+  std::map<std::pair<bpf_program *, bool>, LaunchLinkSites> global_sites;
   const auto attach_one = [&](bpf_program *program, std::uint64_t offset, nt_api api,
                               bool retprobe) {
+    if (multi_links_) {
+      auto &sites = global_sites[{program, retprobe}];
+      sites.offsets.push_back(offset);
+      sites.cookies.push_back(api);
+      return;
+    }
     LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = api, .retprobe = retprobe);
     bpf_link *link =
         bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(), offset, &options);
@@ -275,6 +294,23 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       break;
     }
   }
+  LibraryLinks attached;
+  for (const auto &[key, sites] : global_sites) {
+    // pid 0: every process that maps the file.
+    auto link = attach_uprobe_multi(bpf_program__fd(key.first), library.open_path, 0,
+                                    sites.offsets, sites.cookies, key.second);
+    if (!link) {
+      const int error = errno;
+      summary.out_of_descriptors |= is_out_of_descriptors(error);
+      if (summary.errors++ == 0)
+        summary.first_error = "attaching " + std::string(bpf_program__name(key.first)) + " to " +
+                              library.path + ": " + errno_text(error) +
+                              (is_permission_error(error) ? "; " + permission_hint() : "");
+      continue;
+    }
+    attached.multi.push_back(std::move(link));
+    attached.probe_count += sites.offsets.size();
+  }
   if (summary.errors > 0 && !summary.out_of_descriptors)
     summary.out_of_descriptors = out_of_descriptors_now();
   // The file was opened through one process's root: if that process exited mid-attach, the
@@ -283,13 +319,16 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   if (summary.errors > 0 &&
       (summary.out_of_descriptors || ::access(library.open_path.c_str(), F_OK) != 0)) {
     destroy_links(std::move(links));
+    close_in_background(std::move(attached.multi));
     summary.probes = 0;
     summary.retry = true;
     return summary;
   }
-  summary.probes = links.size();
-  if (!links.empty())
-    attachments_.emplace(library.id, std::move(links));
+  attached.probe_count += links.size();
+  attached.probes = std::move(links);
+  summary.probes = attached.probe_count;
+  if (attached.probe_count > 0)
+    attachments_.emplace(library.id, std::move(attached));
   if (per_process_launch_probes_ && !launch_library.links.empty()) {
     launch_library.file = UniqueFd(::open(library.open_path.c_str(), O_PATH | O_CLOEXEC));
     if (launch_library.file)
@@ -371,9 +410,17 @@ void CudaTracer::detach(const LibraryId &id) {
   const auto it = attachments_.find(id);
   if (it == attachments_.end())
     return;
-  reaper_.reap(std::move(it->second));
+  reaper_.reap(std::move(it->second.probes));
+  close_in_background(std::move(it->second.multi));
   attachments_.erase(it);
   launch_libraries_.erase(id);
+}
+
+void CudaTracer::close_in_background(std::vector<UniqueFd> links) {
+  // Each close waits for an RCU grace period: concurrently, off the main loop.
+  for (auto &link : links)
+    if (link)
+      reaper_.run([held = std::make_shared<UniqueFd>(std::move(link))] { held->reset(); });
 }
 
 std::vector<LibraryId> CudaTracer::attached() const {
@@ -385,8 +432,8 @@ std::vector<LibraryId> CudaTracer::attached() const {
 
 std::size_t CudaTracer::probe_count() const {
   std::size_t count = 0;
-  for (const auto &[id, links] : attachments_)
-    count += links.size();
+  for (const auto &[id, library] : attachments_)
+    count += library.probe_count;
   return count;
 }
 

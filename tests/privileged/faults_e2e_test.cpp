@@ -586,23 +586,20 @@ protected:
   }
 
   // Thread ids (tgid) of the entries in the inflight map of this fixture's daemon, found
-  // through the uprobes the daemon's pid holds.
+  // through the map descriptors the daemon holds (/proc/PID/fdinfo names each map's id; its
+  // probes may be perf-event uprobes or uprobe_multi links, which bpftool lists apart).
   std::optional<std::multiset<std::uint32_t>> inflight_tgids() {
-    int status = 0;
-    const auto perf = nlohmann::json::parse(run_command("bpftool -j perf list", &status));
-    if (status != 0)
-      return std::nullopt;
-    std::set<std::uint64_t> programs;
-    for (const auto &entry : perf)
-      if (entry.value("pid", -1) == daemon_->pid())
-        programs.insert(entry.at("prog_id").get<std::uint64_t>());
     std::set<std::uint64_t> maps;
-    for (const auto program : programs) {
-      const auto info =
-          nlohmann::json::parse(run_command("bpftool -j prog show id " + std::to_string(program)));
-      for (const auto &id : info.value("map_ids", nlohmann::json::array()))
-        maps.insert(id.get<std::uint64_t>());
+    const auto fdinfo = std::filesystem::path("/proc") / std::to_string(daemon_->pid()) / "fdinfo";
+    std::error_code error;
+    for (const auto &entry : std::filesystem::directory_iterator(fdinfo, error)) {
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);)
+        if (line.starts_with("map_id:"))
+          maps.insert(std::stoull(line.substr(7)));
     }
+    if (error || maps.empty())
+      return std::nullopt;
     for (const auto map : maps) {
       const auto info =
           nlohmann::json::parse(run_command("bpftool -j map show id " + std::to_string(map)));
