@@ -19,7 +19,9 @@ inline constexpr std::uint64_t kFixedDescriptors = 128;
 // civetweb holds up to web.max_connections connections, queues up to 20 accepted ones, and
 // listens on one socket.
 inline constexpr std::uint64_t kHttpDescriptorsBeyondConnections = 21;
-// A uprobe is a perf event plus the BPF link that ties the program to it.
+// A uprobe is a perf event plus the BPF link that ties the program to it. With uprobe_multi links
+// (Linux 6.6) a driver file's system-wide probes hold 8 descriptors in all: this is then an
+// upper bound.
 inline constexpr std::uint64_t kDescriptorsPerProbe = 2;
 // Each traced process's image (its maps file, held to notice an exec).
 inline constexpr std::uint64_t kDescriptorsPerProcess = 1;
