@@ -397,7 +397,7 @@ TEST(LeakDetector, SmallGrowthBelowTheFloorStaysSilent) {
   EXPECT_GT(scans.back().verdict.growth_bytes_per_second, 0);
 }
 
-// The fast trend: steady, repeated growth of at least 128 MiB over four 3 s windows.
+// The fast trend: steady, repeated growth of at least 128 MiB over five 2 s windows.
 
 // The stand-in's and the GPU validation's leak: 4 MiB kept every 200 ms, under a sawtooth of
 // eight 8 MiB temporaries allocated and freed each round.
@@ -481,7 +481,7 @@ TEST(LeakDetector, GrowingShapesAreNotAFastTrend) {
 }
 
 TEST(LeakDetector, SlowLeakIsLeftToTheSlowTrend) {
-  // 5 MiB/s: rising in every 3 s window, but 45 MiB over the three rises, below 128 MiB.
+  // 5 MiB/s: rising in every 2 s window, but 40 MiB over the four rises, below 128 MiB.
   Process process;
   process.alloc(0, kGiB);
   for (double t = 1; t < 8 * 60; t += 1)
