@@ -96,6 +96,11 @@ CudaTracer::CudaTracer(const TracerSettings &settings)
   try {
     multi_links_ = true;
     load(settings);
+    // Kernels before 6.6 may load a program meant for uprobe_multi links and refuse only the
+    // link: ask for one, on a function of the daemon's own, before relying on them.
+    if (!uprobe_multi_links_work())
+      throw TracerError(TracerError::Reason::other,
+                        "a uprobe_multi link was refused: " + errno_text(errno));
     return;
   } catch (const TracerError &error) {
     if (error.reason == TracerError::Reason::permission)
@@ -362,6 +367,18 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
   if (attached == 0)
     process_launch_links_.erase(pid);
   return attached;
+}
+
+bool CudaTracer::uprobe_multi_links_work() const {
+  const auto target = locate_code(trap_calibration_target());
+  if (!target)
+    return true; // nothing to try it on: the first attach will say
+  const std::uint64_t offset = target->offset, cookie = 0;
+  // The launch program, gated or not, counts nothing here: the function is never called while
+  // the probe is in place.
+  return static_cast<bool>(attach_uprobe_multi(bpf_program__fd(launch_->progs.launch_handle_arg1),
+                                               target->path, getpid(), {&offset, 1}, {&cookie, 1},
+                                               false));
 }
 
 std::optional<double> CudaTracer::measure_launch_trap_ns() {

@@ -130,6 +130,8 @@ private:
     std::size_t probe_count = 0;  // probed offsets, whichever kind holds them
   };
   void close_in_background(std::vector<UniqueFd> links);
+  // Whether the kernel links a program loaded for uprobe_multi (tried on a daemon function).
+  bool uprobe_multi_links_work() const;
 
   std::map<LibraryId, LibraryLinks> attachments_;
   bool multi_links_ = false; // the kernel took uprobe_multi programs
