@@ -227,8 +227,17 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   }
   summary.missing_symbols = offsets.missing.size();
   std::vector<Link> links;
+  // The first failure is named; libbpf falls back to tracefs uprobes when it cannot open the
+  // uprobe PMU's type file, so out of descriptors fails the same way for both kinds of probe.
+  const auto note_error = [&](bpf_program *program, int error) {
+    summary.out_of_descriptors |= is_out_of_descriptors(error);
+    if (summary.errors++ == 0)
+      summary.first_error = "attaching " + std::string(bpf_program__name(program)) + " to " +
+                            library.path + ": " + errno_text(error) +
+                            (is_permission_error(error) ? "; " + permission_hint() : "");
+  };
   // With uprobe_multi links: gathered per (program, direction), attached below.
-  std::map<std::pair<bpf_program *, bool>, LaunchLinkSites> global_sites;
+  std::map<std::pair<bpf_program *, bool>, LinkSites> global_sites;
   const auto attach_one = [&](bpf_program *program, std::uint64_t offset, nt_api api,
                               bool retprobe) {
     if (multi_links_) {
@@ -241,14 +250,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     bpf_link *link =
         bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(), offset, &options);
     if (!link) {
-      const int error = errno;
-      // libbpf falls back to tracefs uprobes when it cannot open the uprobe PMU's type file:
-      // out of descriptors, that fails the same way.
-      summary.out_of_descriptors |= is_out_of_descriptors(error);
-      if (summary.errors++ == 0)
-        summary.first_error = "attaching " + std::string(bpf_program__name(program)) + " to " +
-                              library.path + ": " + errno_text(error) +
-                              (is_permission_error(error) ? "; " + permission_hint() : "");
+      note_error(program, errno);
       return;
     }
     links.emplace_back(link);
@@ -305,12 +307,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     auto link = attach_uprobe_multi(bpf_program__fd(key.first), library.open_path, 0,
                                     sites.offsets, sites.cookies, key.second);
     if (!link) {
-      const int error = errno;
-      summary.out_of_descriptors |= is_out_of_descriptors(error);
-      if (summary.errors++ == 0)
-        summary.first_error = "attaching " + std::string(bpf_program__name(key.first)) + " to " +
-                              library.path + ": " + errno_text(error) +
-                              (is_permission_error(error) ? "; " + permission_hint() : "");
+      note_error(key.first, errno);
       continue;
     }
     attached.multi.push_back(std::move(link));
@@ -369,29 +366,25 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
   return attached;
 }
 
-bool CudaTracer::uprobe_multi_links_work() const {
+std::optional<UniqueFd> CudaTracer::probe_own_function() const {
   const auto target = locate_code(trap_calibration_target());
   if (!target)
-    return true; // nothing to try it on: the first attach will say
+    return std::nullopt;
   const std::uint64_t offset = target->offset, cookie = 0;
-  // The launch program, gated or not, counts nothing here: the function is never called while
-  // the probe is in place.
-  return static_cast<bool>(attach_uprobe_multi(bpf_program__fd(launch_->progs.launch_handle_arg1),
-                                               target->path, getpid(), {&offset, 1}, {&cookie, 1},
-                                               false));
+  return attach_uprobe_multi(bpf_program__fd(launch_->progs.launch_handle_arg1), target->path,
+                             getpid(), {&offset, 1}, {&cookie, 1}, false);
+}
+
+bool CudaTracer::uprobe_multi_links_work() const {
+  const auto link = probe_own_function();
+  return !link || static_cast<bool>(*link); // nothing to try it on: the first attach will say
 }
 
 std::optional<double> CudaTracer::measure_launch_trap_ns() {
-  const auto target = locate_code(trap_calibration_target());
-  if (!per_process_launch_probes_ || !target)
+  if (!per_process_launch_probes_ || !locate_code(trap_calibration_target()))
     return std::nullopt;
-  // The gated launch program on a function of the daemon: it traps like a launch and, with no
-  // gate open for the daemon, counts nothing.
-  const int program = bpf_program__fd(launch_->progs.launch_handle_arg1);
-  const std::uint64_t offset = target->offset, cookie = 0;
-  return measure_trap_cost_ns([&] {
-    return attach_uprobe_multi(program, target->path, getpid(), {&offset, 1}, {&cookie, 1}, false);
-  });
+  // The gated launch program: with no gate open for the daemon, it counts nothing.
+  return measure_trap_cost_ns([&] { return probe_own_function().value_or(UniqueFd()); });
 }
 
 void CudaTracer::detach_launch_probes(int pid) {

@@ -95,16 +95,16 @@ public:
 private:
   using Link = BpfLink;
   void load(const TracerSettings &settings); // throws TracerError
-  // A library's per-process probes, grouped as they attach: one uprobe_multi link per program
-  // and direction (entry or return), on every offset of that program. The file is held open so
-  // it stays reachable after the process it was found through exits.
-  struct LaunchLinkSites {
+  // Probes grouped as they attach: one uprobe_multi link per program and direction (entry or
+  // return), on every offset of that program. A library's per-process probes keep the file
+  // open, so it stays reachable after the process it was found through exits.
+  struct LinkSites {
     std::vector<std::uint64_t> offsets;
     std::vector<std::uint64_t> cookies; // the nt_api of each offset
   };
   struct LaunchLibrary {
     UniqueFd file;
-    std::map<std::pair<bpf_program *, bool>, LaunchLinkSites> links; // (program, retprobe)
+    std::map<std::pair<bpf_program *, bool>, LinkSites> links; // (program, retprobe)
   };
   struct LaunchDeleter {
     void operator()(cuda_launch *skeleton) const;
@@ -130,6 +130,10 @@ private:
     std::size_t probe_count = 0;  // probed offsets, whichever kind holds them
   };
   void close_in_background(std::vector<UniqueFd> links);
+  // The launch program on a function of the daemon itself, for this process only: a link that
+  // traps like a launch and counts nothing (the function runs only when the caller calls it).
+  // Invalid, with errno set, when it cannot attach; nullopt when the function is not found.
+  std::optional<UniqueFd> probe_own_function() const;
   // Whether the kernel links a program loaded for uprobe_multi (tried on a daemon function).
   bool uprobe_multi_links_work() const;
 
