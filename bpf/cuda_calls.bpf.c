@@ -29,6 +29,13 @@ struct {
 	__type(value, struct nt_name_event);
 } name_scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct nt_kernel_function_key);
+	__type(value, __u64); /* CUkernel */
+} known_kernel_functions SEC(".maps");
+
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
 DEFINE_STACKS_MAP
@@ -247,12 +254,45 @@ static __always_inline void *returning_call(struct nt_inflight_key *key,
 	return event;
 }
 
+/*
+ * A successful cuKernelGetFunction whose (function, kernel) pair this process already sent:
+ * true, and its entry is dropped. Otherwise `pair` and `kernel` say what to remember once its
+ * event has room in the ring (pair->function stays 0 for other calls).
+ */
+static __always_inline bool known_kernel_function(struct pt_regs *ctx, struct nt_inflight_key *key,
+						  struct nt_kernel_function_key *pair, __u64 *kernel)
+{
+	struct nt_inflight_call *call;
+	__u64 *known;
+
+	if (key->api != NT_API_KERNEL_GET_FUNCTION || PT_REGS_RC(ctx) != 0)
+		return false;
+	call = bpf_map_lookup_elem(&inflight, key);
+	if (!call)
+		return false;
+	pair->tgid = key->pid_tgid >> 32;
+	pair->proc_start_ns = call->proc_start_ns;
+	pair->function = read_user_u64(call->args[0]);
+	*kernel = call->args[1];
+	known = bpf_map_lookup_elem(&known_kernel_functions, pair);
+	if (known && *known == *kernel) {
+		bpf_map_delete_elem(&inflight, key);
+		return true;
+	}
+	return false;
+}
+
 static __always_inline int report_call(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
+	struct nt_kernel_function_key pair = {};
 	struct nt_inflight_call *call;
-	struct nt_call_event *event = returning_call(&key, &call, sizeof(*event));
+	struct nt_call_event *event;
+	__u64 kernel = 0;
 
+	if (known_kernel_function(ctx, &key, &pair, &kernel))
+		return 0;
+	event = returning_call(&key, &call, sizeof(*event));
 	if (!event)
 		return 0;
 	event->kind = NT_EVENT_CALL;
@@ -279,6 +319,8 @@ static __always_inline int report_call(struct pt_regs *ctx)
 		push_context(event->out[0]);
 	bpf_map_delete_elem(&inflight, &key);
 	bpf_ringbuf_submit(event, 0);
+	if (pair.function)
+		bpf_map_update_elem(&known_kernel_functions, &pair, &kernel, BPF_ANY);
 	return 0;
 }
 

@@ -26,8 +26,8 @@ const volatile __u32 gated = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u32);   /* tgid */
-	__type(value, __u32); /* 1 while the window is open */
+	__type(key, __u32); /* tgid */
+	__type(value, struct nt_launch_gate);
 } launch_gates SEC(".maps");
 
 DEFINE_STATS_MAP
@@ -108,10 +108,17 @@ static __always_inline int count_launch(struct pt_regs *ctx, __u64 handle)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (gated) {
-		__u32 *open = bpf_map_lookup_elem(&launch_gates, &tgid);
+		struct nt_launch_gate *gate = bpf_map_lookup_elem(&launch_gates, &tgid);
+		__u64 now;
 
-		if (!open || !*open)
+		if (!gate || !gate->open)
 			return 0;
+		/* Threads of one process may race here: the times stay within the window. */
+		now = bpf_ktime_get_ns();
+		if (!gate->first_ns)
+			gate->first_ns = now;
+		gate->last_ns = now;
+		__sync_fetch_and_add(&gate->launches, 1);
 	}
 	struct nt_launch_key key = {
 		.tgid = tgid,

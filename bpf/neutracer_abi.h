@@ -136,6 +136,19 @@ struct nt_launch_stack_key {
 	nt_u64 caller; /* return address at the launch API's entry */
 };
 
+/*
+ * Adaptive launch counting: a process's counting window, tgid -> gate. The launch program
+ * counts only while `open` is 1, and times the launches it counts, so the daemon sees how long
+ * the window's launches took apart from the time the window stood open (docs/architecture.md).
+ */
+struct nt_launch_gate {
+	nt_u32 open;
+	nt_u32 pad;
+	nt_u64 first_ns; /* bpf_ktime_get_ns of the window's first counted launch; 0: none yet */
+	nt_u64 last_ns;  /* of its latest counted launch */
+	nt_u64 launches; /* counted in the window (every thread of the process) */
+};
+
 /* In-kernel launch counter: key -> __u64 count. */
 struct nt_launch_key {
 	nt_u32 tgid;
@@ -143,6 +156,18 @@ struct nt_launch_key {
 	nt_u64 proc_start_ns; /* group leader's start_boottime: PID reuse never mixes processes */
 	nt_u64 handle;        /* CUfunction / CUkernel / CUgraphExec */
 	nt_u64 context;       /* the launching thread's current CUcontext, 0 when unknown */
+};
+
+/*
+ * cuKernelGetFunction results already sent: (process, CUfunction) -> CUkernel. PyTorch asks
+ * before most launches; a call that returns a pair already sent sends no event (no ring-buffer
+ * record, no wake-up of the daemon), which is most of what the call cost the launching thread.
+ */
+struct nt_kernel_function_key {
+	nt_u32 tgid;
+	nt_u32 pad;
+	nt_u64 proc_start_ns;
+	nt_u64 function;
 };
 
 /* A call between its entry and return probe, keyed by thread and API. */

@@ -398,8 +398,21 @@ void CudaTracer::detach_launch_probes(int pid) {
 }
 
 void CudaTracer::set_launch_gate(std::uint32_t tgid, bool open) {
-  const std::uint32_t value = open ? 1 : 0;
-  bpf_map_update_elem(bpf_map__fd(launch_->maps.launch_gates), &tgid, &value, BPF_ANY);
+  const int fd = bpf_map__fd(launch_->maps.launch_gates);
+  nt_launch_gate gate{};
+  // Closing keeps the window's hits: read, then written back with the gate shut. A launch
+  // between the two is counted but missing from the hits, which only time the window.
+  if (!open)
+    bpf_map_lookup_elem(fd, &tgid, &gate);
+  gate.open = open ? 1 : 0;
+  bpf_map_update_elem(fd, &tgid, &gate, BPF_ANY);
+}
+
+LaunchGateHits CudaTracer::launch_gate_hits(std::uint32_t tgid) const {
+  nt_launch_gate gate{};
+  if (bpf_map_lookup_elem(bpf_map__fd(launch_->maps.launch_gates), &tgid, &gate) != 0)
+    return {};
+  return {gate.launches, gate.first_ns, gate.last_ns};
 }
 
 // A return probe removed while its call ran never fires: the call's entry would stay in the
@@ -547,6 +560,19 @@ void CudaTracer::delete_launch_counts(const std::vector<LaunchCount> &entries) {
     key.context = entry.context;
     bpf_map_delete_elem(fd, &key);
   }
+}
+
+void CudaTracer::forget_kernel_functions(
+    const std::function<bool(std::uint32_t, std::uint64_t)> &gone) {
+  const int fd = bpf_map__fd(calls_->maps.known_kernel_functions);
+  std::vector<nt_kernel_function_key> stale;
+  read_hash_map<nt_kernel_function_key, std::uint64_t>(
+      fd, [&](const nt_kernel_function_key &key, std::uint64_t) {
+        if (gone(key.tgid, key.proc_start_ns))
+          stale.push_back(key);
+      });
+  for (const auto &key : stale)
+    bpf_map_delete_elem(fd, &key);
 }
 
 void CudaTracer::delete_inflight_calls(const std::vector<InflightCall> &calls) {

@@ -73,6 +73,7 @@ public:
                                    std::string &first_error) override;
   void detach_launch_probes(int pid) override;
   void set_launch_gate(std::uint32_t tgid, bool open) override;
+  LaunchGateHits launch_gate_hits(std::uint32_t tgid) const override;
   void forget_launch_gate(std::uint32_t tgid) override;
   void drop_sampled_calls(std::uint32_t tgid) override;
 
@@ -86,6 +87,8 @@ public:
 
   std::vector<InflightCall> read_inflight_calls() const override;
   void delete_launch_counts(const std::vector<LaunchCount> &entries) override;
+  void forget_kernel_functions(
+      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override;
   void delete_inflight_calls(const std::vector<InflightCall> &calls) override;
   TracerStats stats() const override;
   // Capacities of the maps read above.

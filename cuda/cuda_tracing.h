@@ -55,6 +55,11 @@ public:
   virtual std::vector<InflightCall> read_inflight_calls() const = 0;
   virtual void delete_launch_counts(const std::vector<LaunchCount> &entries) = 0;
   virtual void delete_inflight_calls(const std::vector<InflightCall> &calls) = 0;
+  // Forgets which cuKernelGetFunction results the processes for which `gone` (tgid, start) is
+  // true have sent: a process that execs keeps its PID and start, and may be handed the same
+  // handles again, whose names its new image must learn.
+  virtual void forget_kernel_functions(
+      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) = 0;
   virtual TracerStats stats() const = 0;
   virtual std::uint32_t launch_map_max_entries() const = 0;
   virtual std::uint32_t inflight_map_max_entries() const = 0;

@@ -11,6 +11,15 @@
 
 namespace neutracer {
 
+// What the launch program saw in a process's last counting window: its counted launches and
+// when (bpf_ktime_get_ns, CLOCK_MONOTONIC) the first and the last of them ran.
+struct LaunchGateHits {
+  std::uint64_t launches = 0;
+  std::uint64_t first_ns = 0;
+  std::uint64_t last_ns = 0;
+  bool operator==(const LaunchGateHits &) const = default;
+};
+
 class LaunchProbeControl {
 public:
   virtual ~LaunchProbeControl() = default;
@@ -20,7 +29,9 @@ public:
                                            std::string &first_error) = 0;
   // Removes them (in the background); no-op when none are attached.
   virtual void detach_launch_probes(int pid) = 0;
+  // Opening starts a new window's hits from zero; closing keeps them for launch_gate_hits.
   virtual void set_launch_gate(std::uint32_t tgid, bool open) = 0;
+  virtual LaunchGateHits launch_gate_hits(std::uint32_t tgid) const = 0;
   virtual void forget_launch_gate(std::uint32_t tgid) = 0;
   // Drops the unfinished-call entries of the sampled call probes of `tgid` (their return probe
   // may have been removed mid-call); called before a window opens.

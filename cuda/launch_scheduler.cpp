@@ -43,6 +43,7 @@ std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint6
   const auto opened = now(now_ns);
   probes_.set_launch_gate(tgid, true);
   scaler_.set_counting(tgid, true, opened);
+  process.opened_ns = opened;
   return opened;
 }
 
@@ -50,7 +51,18 @@ void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_
   const auto tgid = static_cast<std::uint32_t>(pid);
   // Gate first: counting stops now, while the probes are still being removed.
   probes_.set_launch_gate(tgid, false);
-  scaler_.set_counting(tgid, false, now(now_ns));
+  const auto closed = now(now_ns);
+  scaler_.set_counting(tgid, false, closed);
+  if (spdlog::should_log(spdlog::level::debug) && process.opened_ns != 0) {
+    // How the window's launches sat in it, for tests/bench/gpu (the counting error's cause).
+    const auto hits = probes_.launch_gate_hits(tgid);
+    if (hits.launches > 0)
+      spdlog::debug("pid {}: window open {} ns: {} launches, first {} ns after opening, last {} "
+                    "ns before closing",
+                    pid, closed - process.opened_ns, hits.launches,
+                    static_cast<std::int64_t>(hits.first_ns - process.opened_ns),
+                    static_cast<std::int64_t>(closed - hits.last_ns));
+  }
   if (process.attached)
     probes_.detach_launch_probes(pid);
   process.attached = false;
@@ -138,7 +150,13 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
     }
     // Probes still attached (the process was exact, or a late tick left its last window open)
     // stay, and this period's window runs from now: no removal and attach back to back.
-    const auto opened = process.attached ? now(now_ns) : open_window(pid, process, now_ns);
+    std::uint64_t opened = 0;
+    if (process.attached) {
+      opened = now(now_ns);
+      process.opened_ns = opened;
+    } else {
+      opened = open_window(pid, process, now_ns);
+    }
     if (opened != 0)
       process.close_ns =
           opened + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);

@@ -66,6 +66,7 @@ private:
     bool attached = false;
     double fraction = 1;
     std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise
+    std::uint64_t opened_ns = 0; // when the gate last opened
   };
   // Returns the time the gate opened, 0 when no probe could be attached.
   std::uint64_t open_window(int pid, Tracked &process, std::uint64_t now_ns);

@@ -200,6 +200,9 @@ void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<Launc
   };
   const auto stale_launches = std::stable_partition(launches.begin(), launches.end(), kept);
   tracer_.delete_launch_counts({stale_launches, launches.end()});
+  tracer_.forget_kernel_functions([&](std::uint32_t tgid, std::uint64_t proc_start_ns) {
+    return gone.contains(state_.process_id(tgid, proc_start_ns));
+  });
   launches.erase(stale_launches, launches.end());
   const auto stale_calls = std::stable_partition(inflight.begin(), inflight.end(), kept);
   tracer_.delete_inflight_calls({stale_calls, inflight.end()});

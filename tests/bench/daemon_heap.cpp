@@ -115,6 +115,7 @@ public:
   }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
+  void forget_kernel_functions(const std::function<bool(std::uint32_t, std::uint64_t)> &) override {}
   void delete_inflight_calls(const std::vector<InflightCall> &) override {}
   TracerStats stats() const override { return {}; }
   std::uint32_t launch_map_max_entries() const override { return 65536; }
@@ -124,6 +125,7 @@ public:
   }
   void detach_launch_probes(int) override {}
   void set_launch_gate(std::uint32_t, bool) override {}
+  LaunchGateHits launch_gate_hits(std::uint32_t) const override { return {}; }
   void forget_launch_gate(std::uint32_t) override {}
   void drop_sampled_calls(std::uint32_t) override {}
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -30,6 +31,7 @@ namespace {
 // The shared_library fixture: pids 100 and 200 map one libcuda file.
 const LibraryId kLibrary{makedev(0xfd, 0x01), 1835423};
 constexpr std::uint64_t kStartTicksOf100 = 123456;
+constexpr std::uint64_t kStartTicksOf200 = 234567;
 
 class FakeTracing : public CudaTracing {
 public:
@@ -52,6 +54,10 @@ public:
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
+  void forget_kernel_functions(
+      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override {
+    std::erase_if(kernel_functions, [&](const auto &pair) { return gone(pair.first, pair.second); });
+  }
   void delete_inflight_calls(const std::vector<InflightCall> &) override {}
   TracerStats stats() const override { return {}; }
   std::uint32_t launch_map_max_entries() const override { return 65536; }
@@ -63,6 +69,7 @@ public:
   }
   void detach_launch_probes(int pid) override { launch_probes.erase(pid); }
   void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
+  LaunchGateHits launch_gate_hits(std::uint32_t) const override { return {}; }
   void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
   void drop_sampled_calls(std::uint32_t) override {}
   std::uint32_t stack_depth() const override { return depth; }
@@ -92,6 +99,7 @@ public:
   std::vector<nt_call_event> events; // delivered at the next poll
   std::map<int, std::vector<LibraryId>> launch_probes;
   std::map<std::uint32_t, bool> gates;
+  std::set<std::pair<std::uint32_t, std::uint64_t>> kernel_functions; // (tgid, start) sent
 
 private:
   std::set<LibraryId> attached_;
@@ -188,6 +196,24 @@ TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   EXPECT_FALSE(tracing_.launch_probes.contains(self));
   EXPECT_TRUE(tracing_.launch_probes.contains(100));
+}
+
+TEST_F(DaemonLoopTest, AProcessThatGoesTakesItsSentKernelFunctionsWithIt) {
+  // The BPF side sends each cuKernelGetFunction pair once per (pid, start); a process that exits
+  // or execs must be forgotten there too, or a new image handed the same handles stays unnamed.
+  const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
+  const std::uint64_t start_100 = kStartTicksOf100 * ns_per_tick;
+  const std::uint64_t start_200 = kStartTicksOf200 * ns_per_tick;
+  tracing_.kernel_functions = {{100, start_100}, {200, start_200}};
+  tracing_.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1},
+                       {200, start_200, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1}};
+  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  EXPECT_EQ(tracing_.kernel_functions.size(), 2u);
+  std::filesystem::remove_all(proc_.root() / "100");
+  loop.scan_once();
+  EXPECT_EQ(tracing_.kernel_functions,
+            (std::set<std::pair<std::uint32_t, std::uint64_t>>{{200, start_200}}));
 }
 
 using DaemonLoopDeathTest = DaemonLoopTest;

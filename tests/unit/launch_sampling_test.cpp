@@ -141,6 +141,7 @@ public:
   }
   void detach_launch_probes(int pid) override { attached.erase(pid); }
   void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
+  LaunchGateHits launch_gate_hits(std::uint32_t) const override { return {}; }
   void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
   void drop_sampled_calls(std::uint32_t) override {}
   std::vector<LaunchCount> read_launch_counts() const override {

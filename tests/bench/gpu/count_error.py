@@ -116,23 +116,34 @@ def main():
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--log-level", default="info",
                    help="the daemon's; debug logs each sampled window's raw figures")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=YAML",
+                   help="a further daemon config run after `adaptive` in each round, its "
+                        "estimate compared with exact too (e.g. 'p4=cuda: "
+                        "{launch_sample_period: 4s}'); repeatable")
+    p.add_argument("--no-plain", action="store_true", help="skip the runs without a daemon")
     p.add_argument("--fake", action="store_true",
                    help="CPU sleeps instead of PyTorch (checks this script; no launches)")
     args = p.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
+    variants = [("exact", "cuda: {launch_counting: exact}\n"), ("adaptive", "\n")]
+    for spec in args.variant:
+        name, _, config = spec.partition("=")
+        variants.append((name, config + "\n"))
     runs = []
     for rnd in range(1, args.rounds + 1):
-        runs.append(run_workload(args, "plain", False, args.outdir, f"r{rnd}-plain"))
-        for mode, config in (("exact", "cuda: {launch_counting: exact}\n"), ("adaptive", "\n")):
+        first = len(runs)
+        if not args.no_plain:
+            runs.append(run_workload(args, "plain", False, args.outdir, f"r{rnd}-plain"))
+        for mode, config in variants:
             daemon = Daemon(args.binary, config, os.path.join(args.outdir, f"r{rnd}-{mode}.log"),
                             args.log_level)
             try:
                 runs.append(run_workload(args, mode, True, args.outdir, f"r{rnd}-{mode}"))
             finally:
                 daemon.stop()
-        for run in runs[-3:]:
+        for run in runs[first:]:
             run["round"] = rnd
-        print(json.dumps(runs[-3:]), flush=True)
+        print(json.dumps(runs[first:]), flush=True)
 
     def med(cond, key):
         values = [r[key] for r in runs if r["condition"] == cond and r[key] is not None]
@@ -145,14 +156,14 @@ def main():
     for r in runs:
         exact = next((x["launches"] for x in runs
                       if x["round"] == r["round"] and x["condition"] == "exact"), None)
-        error = ("" if r["condition"] != "adaptive" or not exact or r["launches"] is None
+        error = ("" if r["condition"] in ("plain", "exact") or not exact or r["launches"] is None
                  else f"{100 * (r['launches'] - exact) / exact:+.2f} %")
         launches = "" if r["launches"] is None else str(int(r["launches"]))
         ratio = "" if r["counted_time_ratio"] is None else f"{r['counted_time_ratio']:.3f}"
         lines.append(f"| {r['round']} | {r['condition']} | {r['value']:.4f} {r['unit']} | "
                      f"{r['seconds']:.1f} | {launches} | {error} | {ratio} |")
     plain = med("plain", "value")
-    for cond in ("exact", "adaptive"):
+    for cond in [name for name, _ in variants]:
         value = med(cond, "value")
         if plain and value:
             lines.append(f"\n{cond}: {value / plain:.4f} x plain (medians)")
