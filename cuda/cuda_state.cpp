@@ -387,6 +387,19 @@ FlatMap<std::string, Value> merged_by_label(std::vector<std::pair<std::string, V
 
 } // namespace
 
+bool CudaState::has_unnamed_launches(int pid) const {
+  for (auto it = processes_.lower_bound(ProcessId{pid, 0});
+       it != processes_.end() && it->first.pid == pid; ++it) {
+    const auto &state = it->second;
+    if (state.kernel_names.dropped() > 0)
+      continue;
+    for (const auto &[key, count] : state.launch_totals)
+      if (key.api != NT_API_GRAPH_LAUNCH && !state.kernel_names.find(key.handle))
+        return true;
+  }
+  return false;
+}
+
 std::pair<std::string_view, const KernelName *>
 ProcessState::launch_label(const LaunchKey &key) const {
   if (key.api == NT_API_GRAPH_LAUNCH)

@@ -234,6 +234,9 @@ public:
   std::map<ProcessId, std::vector<MemoryChange>> take_memory_changes();
 
   const std::map<ProcessId, ProcessState> &processes() const { return processes_; }
+  // Whether a process with this PID launched a kernel handle it has no name for (and names
+  // may still be learned: none dropped). Graph launches have no kernel name to learn.
+  bool has_unnamed_launches(int pid) const;
   ProcessId process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const;
 
   std::uint64_t malformed_events = 0;

@@ -340,7 +340,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
 }
 
 std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
-                                             std::string &first_error) {
+                                             bool with_name_calls, std::string &first_error) {
   auto &links = process_launch_links_[pid];
   if (!links.empty())
     return links.size();
@@ -351,6 +351,10 @@ std::size_t CudaTracer::attach_launch_probes(int pid, const std::vector<LibraryI
     // The held descriptor names the file whichever process it was found through.
     const auto path = "/proc/self/fd/" + std::to_string(library->second.file.get());
     for (const auto &[key, sites] : library->second.links) {
+      const bool name_call = key.first == calls_->progs.sampled_call_enter ||
+                             key.first == calls_->progs.sampled_call_exit;
+      if (name_call && !with_name_calls)
+        continue;
       auto link = attach_uprobe_multi(bpf_program__fd(key.first), path, pid, sites.offsets,
                                       sites.cookies, key.second);
       if (link)

@@ -70,7 +70,7 @@ public:
 
   // LaunchProbeControl (per_process_launch_probes only).
   std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
-                                   std::string &first_error) override;
+                                   bool with_name_calls, std::string &first_error) override;
   void detach_launch_probes(int pid) override;
   void set_launch_gate(std::uint32_t tgid, bool open) override;
   LaunchGateHits launch_gate_hits(std::uint32_t tgid) const override;

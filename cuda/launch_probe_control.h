@@ -23,10 +23,11 @@ struct LaunchGateHits {
 class LaunchProbeControl {
 public:
   virtual ~LaunchProbeControl() = default;
-  // Attaches the launch probes of `libraries` for `pid` alone; returns how many were attached
-  // (0 with first_error set when none could be).
+  // Attaches the launch probes of `libraries` for `pid` alone, with the probes of the calls that
+  // name its launches (cuKernelGetFunction) when `with_name_calls`; returns how many were
+  // attached (0 with first_error set when none could be).
   virtual std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
-                                           std::string &first_error) = 0;
+                                           bool with_name_calls, std::string &first_error) = 0;
   // Removes them (in the background); no-op when none are attached.
   virtual void detach_launch_probes(int pid) = 0;
   // Opening starts a new window's hits from zero; closing keeps them for launch_gate_hits.

@@ -55,6 +55,10 @@ void LaunchScaler::set_sampled(const Process &process, bool sampled) {
   timing_[process].sampled = sampled;
 }
 
+void LaunchScaler::set_launch_bound(const Process &process, bool launch_bound) {
+  timing_[process].launch_bound = launch_bound;
+}
+
 void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns,
                               bool period_end) {
   const auto taken = [&](Process process) {
@@ -91,7 +95,7 @@ void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t
     if (timing == timing_.end() || timing->second.on_ns == 0)
       continue; // counted without a known window: taken as they are
     double on_ns = static_cast<double>(timing->second.on_ns);
-    if (timing->second.sampled)
+    if (timing->second.sampled && timing->second.launch_bound)
       on_ns -= std::min(static_cast<double>(launches) * trap_ns_, on_ns / 2);
     scales[process] = static_cast<double>(timing->second.elapsed_ns) / on_ns;
   }

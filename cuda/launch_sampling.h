@@ -43,8 +43,8 @@ double launch_window_fraction(const LaunchSamplingSettings &settings, double lau
 // costs it a trap), so a window sees fewer launches per second than the rest of the period.
 // With the trap's cost known, a sampled window's counting time is taken less the traps it
 // held (at most half of it): the time the same launches take untraced. A thread that waits
-// for the GPU instead absorbs its traps, and its estimate then runs high by up to
-// rate x trap cost (docs/architecture.md).
+// for the GPU instead absorbs its traps: a process whose GPUs are busy all the time gets no
+// correction (set_launch_bound; docs/architecture.md).
 class LaunchScaler {
 public:
   explicit LaunchScaler(double trap_ns = 0) : trap_ns_(trap_ns) {}
@@ -56,6 +56,9 @@ public:
   void set_counting(const Process &process, bool on, std::uint64_t now_ns);
   // Sampled processes have one window per period; their counts are taken at period ends only.
   void set_sampled(const Process &process, bool sampled);
+  // Whether the process's launching threads wait on their own launches (the default) rather
+  // than on a GPU that is busy all the time; only the former lose time to their traps.
+  void set_launch_bound(const Process &process, bool launch_bound);
   // A full read of the counters at now_ns; `period_end`: a sampling period ends now.
   void apply_read(const std::vector<LaunchCount> &raw, std::uint64_t now_ns,
                   bool period_end = true);
@@ -93,6 +96,7 @@ private:
   struct Timing {
     bool on = false;
     bool sampled = false;
+    bool launch_bound = true;
     std::uint64_t since_ns = 0;   // last gate change or read
     std::uint64_t on_ns = 0;      // counting time since the last read
     std::uint64_t elapsed_ns = 0; // time since the last read

@@ -31,7 +31,10 @@ std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint6
   if (!process.attached) {
     probes_.drop_sampled_calls(tgid);
     std::string error;
-    if (probes_.attach_launch_probes(pid, process.libraries, error) == 0) {
+    // PyTorch asks cuKernelGetFunction before most launches: two more traps and a map update
+    // each. A sampled window needs them only while some kernel still lacks its name.
+    const bool name_calls = process.fraction >= 1 || !names_wanted_ || names_wanted_(pid);
+    if (probes_.attach_launch_probes(pid, process.libraries, name_calls, error) == 0) {
       if (!error.empty()) {
         if (!std::exchange(process.warned, true))
           spdlog::warn("{}", error);
@@ -141,6 +144,8 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
                       pid, rate, 100 * fraction);
       process.fraction = fraction;
       scaler_.set_sampled(static_cast<std::uint32_t>(pid), process.fraction < 1);
+      scaler_.set_launch_bound(static_cast<std::uint32_t>(pid),
+                               !(gpu_saturated_ && gpu_saturated_(pid)));
     }
     if (process.fraction >= 1) {
       process.close_ns = 0; // counted all along: probes stay attached

@@ -51,6 +51,15 @@ public:
   // Opens and closes windows that are due; call at least by next_deadline_ns().
   void tick(std::uint64_t now_ns);
   std::uint64_t next_deadline_ns() const;
+  // Whether a sampled process still launches kernels it has no name for; its windows attach
+  // the probes of the calls that name them (cuKernelGetFunction) only then. Unset: always.
+  void set_names_wanted(std::function<bool(int)> wanted) { names_wanted_ = std::move(wanted); }
+  // Whether every GPU a process runs on was busy all the time lately: its launching threads
+  // then wait on the GPU, not on their launches, and its windows are not corrected for traps.
+  // Unset: never.
+  void set_gpu_saturated(std::function<bool(int)> saturated) {
+    gpu_saturated_ = std::move(saturated);
+  }
   // A full counter read at now_ns; returns the scaled totals of every process.
   std::vector<LaunchCount> read(std::uint64_t now_ns);
   std::vector<LaunchProcessView> processes() const;
@@ -80,6 +89,8 @@ private:
   LaunchSamplingSettings settings_;
   LaunchProbeControl &probes_;
   std::function<std::uint64_t()> clock_;
+  std::function<bool(int)> names_wanted_;
+  std::function<bool(int)> gpu_saturated_;
   LaunchScaler scaler_;
   std::map<int, Tracked> processes_;
   std::uint64_t next_period_ns_ = 0;

@@ -30,6 +30,7 @@
 #include "exposition/text_sink.h"
 #include "gpus/host_gpus.h"
 #include "http/content_encoding.h"
+#include "nvml/gpu_saturation.h"
 #include "revision.h"
 #include "version.h"
 
@@ -98,6 +99,10 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     launches_.emplace(
         parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive),
         std::move(rules), sampling, tracer_, monotonic_ns);
+    launches_->set_names_wanted([this](int pid) { return state_.has_unnamed_launches(pid); });
+    launches_->set_gpu_saturated([this](int pid) {
+      return gpus_saturated(nvml_snapshot_, static_cast<std::uint32_t>(pid));
+    });
   }
   if (config.stacks.enabled && tracer_.stack_depth() > 0) {
     SiteRecorderSettings settings;

@@ -120,7 +120,8 @@ public:
   TracerStats stats() const override { return {}; }
   std::uint32_t launch_map_max_entries() const override { return 65536; }
   std::uint32_t inflight_map_max_entries() const override { return 16384; }
-  std::size_t attach_launch_probes(int, const std::vector<LibraryId> &, std::string &) override {
+  std::size_t attach_launch_probes(int, const std::vector<LibraryId> &, bool,
+                                   std::string &) override {
     return 0;
   }
   void detach_launch_probes(int) override {}

@@ -60,6 +60,29 @@ TEST_F(AdaptiveLaunchE2E, BusyProcessIsSampledAndItsTotalEstimated) {
   finish(scenario);
 }
 
+TEST_F(AdaptiveLaunchE2E, AKernelFirstLaunchedWhileSampledIsNamed) {
+  // Sampled windows probe cuKernelGetFunction only while a launched handle lacks its name: a
+  // kernel that appears once the process is sampled is launched unnamed first, then named.
+  std::atomic<double> lowest_ratio{1.0};
+  auto steps = repeated({"launch:busy:1"}, {"relaunch:10", "sleep:1"}, 1500);
+  steps = repeated(steps, {"launchex:late_kernel:10", "sleep:1"}, 1000);
+  auto scenario = run_scenario({}, steps, {}, [&](const std::string &pid) {
+    for (int i = 0; i < 15; ++i) {
+      const double ratio = value(scrape(), "neutracer_cuda_launch_sampling_ratio", {{"pid", pid}});
+      if (ratio >= 0 && ratio < lowest_ratio)
+        lowest_ratio = ratio;
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  const auto s = scrape();
+  ASSERT_LT(lowest_ratio.load(), 0.5) << "the process was never sampled";
+  const double named = value(s, "neutracer_cuda_kernel_launches_total",
+                             labels(scenario, "kernel", "late_kernel"));
+  EXPECT_GT(named, 0.5 * 10000) << "log: " << log();
+  EXPECT_LT(named, 1.5 * 10000);
+  finish(scenario);
+}
+
 TEST_F(AdaptiveLaunchE2E, ProcessBelowTheRateIsCountedExactly) {
   // ~250 launches/s: below launch_max_rate, so the probes stay attached.
   auto scenario = run_scenario({}, repeated({"launch:slow:1"}, {"relaunch:1", "sleep:4"}, 250));

@@ -594,6 +594,19 @@ TEST(CudaState, KernelNamesJoinedByHandle) {
   EXPECT_TRUE(full_names.at(kGraphLaunch).empty());
 }
 
+TEST(CudaState, UnnamedLaunchesAreToldPerProcess) {
+  CudaState state(settings());
+  state.apply(name_event(NT_API_LIBRARY_GET_KERNEL, 0xc1, "triton_poi_fused_add_0"));
+  state.set_launch_counts({launch(NT_API_LAUNCH_KERNEL_EX, 0xf2, 5),
+                           launch(NT_API_GRAPH_LAUNCH, 0xe1, 2), // graphs have no name to learn
+                           launch(NT_API_LAUNCH_KERNEL, 0xc1, 1, kPid + 1)});
+  EXPECT_TRUE(state.has_unnamed_launches(kPid)) << "0xf2 is not linked to its CUkernel yet";
+  state.apply(call(NT_API_KERNEL_GET_FUNCTION, {0x7ffd0000, 0xc1}, {0xf2}));
+  EXPECT_FALSE(state.has_unnamed_launches(kPid));
+  EXPECT_TRUE(state.has_unnamed_launches(kPid + 1)) << "another process, its own names";
+  EXPECT_FALSE(state.has_unnamed_launches(kPid + 2)) << "unknown: nothing to learn";
+}
+
 TEST(CudaState, SameShortNameIsSummed) {
   CudaState state(settings());
   state.apply(Event{name_event(NT_API_MODULE_GET_FUNCTION, 0xa, kKernelInt)});

@@ -63,8 +63,9 @@ public:
   std::uint32_t launch_map_max_entries() const override { return 65536; }
   std::uint32_t inflight_map_max_entries() const override { return 16384; }
   std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
-                                   std::string &) override {
+                                   bool with_name_calls, std::string &) override {
     launch_probes[pid] = libraries;
+    name_calls[pid] = with_name_calls;
     return 4;
   }
   void detach_launch_probes(int pid) override { launch_probes.erase(pid); }
@@ -99,6 +100,7 @@ public:
   std::vector<nt_call_event> events; // delivered at the next poll
   std::map<int, std::vector<LibraryId>> launch_probes;
   std::map<std::uint32_t, bool> gates;
+  std::map<int, bool> name_calls; // whether the last attach had the name-call probes
   std::set<std::pair<std::uint32_t, std::uint64_t>> kernel_functions; // (tgid, start) sent
 
 private:

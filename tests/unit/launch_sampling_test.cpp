@@ -80,6 +80,17 @@ TEST(LaunchScaler, SampledWindowsLoseTheirTrapsTime) {
   EXPECT_EQ(total_of(extreme.totals(), 11), 10000u);
 }
 
+TEST(LaunchScaler, AProcessWaitingOnItsGpuIsNotCorrected) {
+  // Its launching thread waits on a saturated GPU: the traps cost it no launches.
+  LaunchScaler scaler(20'000);
+  scaler.set_sampled(10, true);
+  scaler.set_launch_bound(10, false);
+  scaler.set_counting(10, true, 0);
+  scaler.set_counting(10, false, 10 * kMs);
+  scaler.apply_read({count(10, 1, 50)}, 1000 * kMs);
+  EXPECT_EQ(total_of(scaler.totals(), 10), 5000u); // 50 * 1000 / 10
+}
+
 TEST(LaunchScaler, ExactCountsAreNotCorrected) {
   LaunchScaler scaler(20'000);
   scaler.set_counting(10, true, 0);
@@ -133,9 +144,10 @@ TEST(LaunchScaler, ACounterThatRestartsCountsFromZero) {
 // only while the gate of a process with attached probes is open.
 class FakeProbes : public LaunchProbeControl {
 public:
-  std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &,
+  std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &, bool with_name_calls,
                                    std::string &) override {
     attached.insert(pid);
+    name_calls[pid] = with_name_calls;
     ++attaches;
     return 8;
   }
@@ -157,6 +169,7 @@ public:
       raw[tgid] += launches;
   }
   std::set<int> attached;
+  std::map<int, bool> name_calls; // whether the last attach had the name-call probes
   std::map<std::uint32_t, bool> gates;
   std::map<std::uint32_t, std::uint64_t> raw;
   int attaches = 0;
@@ -206,6 +219,55 @@ TEST(LaunchScheduler, BusyProcessIsSampledWithinTwoPercent) {
   EXPECT_NEAR(estimate / static_cast<double>(truth), 1.0, 0.02);
   EXPECT_LT(trapped, truth / 10); // the point: most launches never trap
   EXPECT_NEAR(scheduler.processes().at(0).window_fraction, 0.05, 0.01);
+}
+
+TEST(LaunchScheduler, SampledWindowsProbeTheNamingCallsOnlyWhileNamesAreMissing) {
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes);
+  bool missing = true;
+  std::vector<int> asked;
+  scheduler.set_names_wanted([&](int pid) {
+    asked.push_back(pid);
+    return missing;
+  });
+  scheduler.update_processes({process(10, "busy")}, 0);
+  EXPECT_TRUE(probes.name_calls.at(10)) << "the first, exact period learns every name";
+  EXPECT_TRUE(asked.empty()) << "an exact process always has its naming probes";
+  const auto run = [&](std::uint64_t from_ms, std::uint64_t to_ms) {
+    for (std::uint64_t ms = from_ms; ms <= to_ms; ++ms) {
+      scheduler.tick(ms * kMs);
+      probes.launch(10, 20);
+    }
+  };
+  run(1, 2500); // sampled from the first period's end
+  ASSERT_LT(scheduler.processes().at(0).window_fraction, 1.0);
+  EXPECT_TRUE(probes.name_calls.at(10));
+  // The first window keeps the exact period's probes; the second attaches, and asks.
+  EXPECT_EQ(asked, (std::vector<int>{10}));
+  missing = false;
+  run(2501, 4500);
+  EXPECT_FALSE(probes.name_calls.at(10)) << "windows without unnamed kernels skip them";
+  missing = true;
+  run(4501, 5500);
+  EXPECT_TRUE(probes.name_calls.at(10)) << "a new unnamed kernel brings them back";
+}
+
+TEST(LaunchScheduler, ProcessesOnASaturatedGpuAreNotCorrectedForTraps) {
+  const auto estimate = [](bool saturated) {
+    FakeProbes probes; // launches here never slow down: the uncorrected estimate is right
+    LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005, 2000},
+                              probes);
+    scheduler.set_gpu_saturated([&](int) { return saturated; });
+    scheduler.update_processes({process(10, "busy")}, 0);
+    for (std::uint64_t ms = 1; ms <= 20'000; ++ms) {
+      scheduler.tick(ms * kMs);
+      probes.launch(10, 20);
+    }
+    return static_cast<double>(total_of(scheduler.read(20'000 * kMs), 10));
+  };
+  const double truth = 20.0 * 20'000;
+  EXPECT_NEAR(estimate(true) / truth, 1.0, 0.01);
+  EXPECT_GT(estimate(false) / truth, 1.03) << "2 us x 20 000 launches/s taken off each window";
 }
 
 TEST(LaunchScheduler, RulesChooseTheModeAndOffAttachesNothing) {
