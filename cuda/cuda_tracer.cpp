@@ -387,8 +387,29 @@ bool CudaTracer::uprobe_multi_links_work() const {
 std::optional<double> CudaTracer::measure_launch_trap_ns() {
   if (!per_process_launch_probes_ || !locate_code(trap_calibration_target()))
     return std::nullopt;
-  // The gated launch program: with no gate open for the daemon, it counts nothing.
-  return measure_trap_cost_ns([&] { return probe_own_function().value_or(UniqueFd()); });
+  // The gated launch program, with a gate open for the daemon: each hit runs the whole counting
+  // path (counter, context, gate times, stack countdown), as a counted launch does; what it
+  // counted for the daemon is deleted after, so the daemon never appears as a CUDA process.
+  const auto self = static_cast<std::uint32_t>(getpid());
+  set_launch_gate(self, true);
+  const auto cost =
+      measure_trap_cost_ns([&] { return probe_own_function().value_or(UniqueFd()); });
+  forget_launch_gate(self);
+  std::vector<LaunchCount> own_counts;
+  for (const auto &count : read_launch_counts())
+    if (count.tgid == self)
+      own_counts.push_back(count);
+  delete_launch_counts(own_counts);
+  std::vector<LaunchStackCount> own_stacks;
+  std::vector<std::int32_t> own_stack_ids;
+  for (const auto &stack : read_launch_stacks())
+    if (stack.tgid == self) {
+      own_stacks.push_back(stack);
+      own_stack_ids.push_back(stack.stack_id);
+    }
+  delete_launch_stacks(own_stacks);
+  delete_stacks(own_stack_ids);
+  return cost;
 }
 
 void CudaTracer::detach_launch_probes(int pid) {

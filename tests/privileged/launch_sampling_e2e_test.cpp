@@ -57,6 +57,10 @@ TEST_F(AdaptiveLaunchE2E, BusyProcessIsSampledAndItsTotalEstimated) {
   const double trap = value(scrape(), "neutracer_cuda_launch_trap_seconds", {});
   EXPECT_GT(trap, 1e-8);
   EXPECT_LT(trap, 1e-4);
+  // The measurement counts launches of the daemon's own function, and deletes them after.
+  const std::string self = std::to_string(daemon_->pid());
+  EXPECT_LE(value(scrape(), "neutracer_cuda_kernel_launches_total", {{"pid", self}}), 0);
+  EXPECT_LE(value(scrape(), "neutracer_cuda_launch_sampling_ratio", {{"pid", self}}), 0);
   finish(scenario);
 }
 
