@@ -5,9 +5,10 @@
 namespace neutracer {
 
 std::optional<NoticeSite> notice_site(const Site &site) {
-  if (!site.stack)
-    return std::nullopt;
-  const Frame *frame = headline_frame(*site.stack);
+  // A wait read while in progress names the Python line that waits, before native frames.
+  const Frame *frame = !site.waiting_python.empty() ? &site.waiting_python.front()
+                       : site.stack                 ? headline_frame(*site.stack)
+                                                    : nullptr;
   if (!frame)
     return std::nullopt;
   NoticeSite notice;

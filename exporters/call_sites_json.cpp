@@ -85,6 +85,14 @@ std::string call_sites_json(const ProcessId &id, const std::string &comm,
       if (const Frame *headline = headline_frame(*site.stack))
         entry["summary"] = frame_text(*headline);
     }
+    if (!site.waiting_python.empty()) {
+      // The waiting thread's Python frames: the script's line that synchronised comes first.
+      auto frames = json::array();
+      for (const auto &frame : site.waiting_python)
+        frames.push_back(frame_json(frame));
+      entry["waiting_python_frames"] = std::move(frames);
+      entry["summary"] = frame_text(site.waiting_python.front());
+    }
     entry["counts"] = counts_json(site.counts);
     sites.push_back(std::move(entry));
   }

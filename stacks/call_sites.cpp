@@ -28,7 +28,7 @@ SiteIndex ProcessSites::pseudo_site(SiteKind kind) {
   if (const auto it = pseudo_.find(kind); it != pseudo_.end())
     return it->second;
   const auto index = static_cast<SiteIndex>(sites_.size());
-  sites_.push_back(Site{kind, nullptr, {}});
+  sites_.push_back(Site{kind, nullptr, {}, {}});
   pseudo_.emplace(kind, index);
   ++version_;
   return index;
@@ -46,7 +46,8 @@ SiteIndex ProcessSites::site(const CallSiteStack &stack, bool may_add,
   if (!may_add || stack.addresses.empty())
     return pseudo_site(stack.addresses.empty() ? SiteKind::no_stack : SiteKind::over_limit);
   const auto index = static_cast<SiteIndex>(sites_.size());
-  sites_.push_back(Site{SiteKind::stack, std::make_shared<const SymbolizedStack>(symbolize()), {}});
+  sites_.push_back(
+      Site{SiteKind::stack, std::make_shared<const SymbolizedStack>(symbolize()), {}, {}});
   index_.emplace(stack.addresses, index);
   ++version_;
   return index;
@@ -128,6 +129,31 @@ void ProcessSites::set_pending_waits(
     if (counts.pending_waits != count || counts.longest_pending_seconds != longest) {
       counts.pending_waits = count;
       counts.longest_pending_seconds = longest;
+      ++version_;
+    }
+  }
+}
+
+namespace {
+
+bool same_python_frames(const std::vector<Frame> &a, const std::vector<Frame> &b) {
+  const auto text = [](const std::shared_ptr<const std::string> &s) {
+    return s ? std::string_view(*s) : std::string_view();
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](const Frame &x, const Frame &y) {
+    return x.line == y.line && text(x.function) == text(y.function) &&
+           text(x.module) == text(y.module);
+  });
+}
+
+} // namespace
+
+void ProcessSites::set_waiting_python(std::map<SiteIndex, std::vector<Frame>> frames) {
+  for (SiteIndex index = 0; index < sites_.size(); ++index) {
+    const auto found = frames.find(index);
+    auto wanted = found == frames.end() ? std::vector<Frame>{} : std::move(found->second);
+    if (!same_python_frames(sites_[index].waiting_python, wanted)) {
+      sites_[index].waiting_python = std::move(wanted);
       ++version_;
     }
   }

@@ -44,6 +44,9 @@ struct Site {
   SiteKind kind = SiteKind::stack;
   std::shared_ptr<const SymbolizedStack> stack; // null for the other kinds
   SiteCounts counts;
+  // The Python frames of the thread in this site's longest wait in progress, innermost first,
+  // read while it waited; empty when none are known.
+  std::vector<Frame> waiting_python;
 };
 
 struct CallSitesSettings {
@@ -73,6 +76,8 @@ public:
   // Replace the counts read at each scan.
   void set_launch_samples(const std::map<SiteIndex, std::uint64_t> &samples);
   void set_pending_waits(const std::map<SiteIndex, std::pair<std::uint64_t, double>> &waits);
+  // The Python frames of the waiting threads, by site; every other site's are cleared.
+  void set_waiting_python(std::map<SiteIndex, std::vector<Frame>> frames);
   // The addresses of the live allocations the leak detector holds as samples.
   void set_leak_samples(std::span<const std::uint64_t> addresses);
 

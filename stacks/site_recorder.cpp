@@ -7,7 +7,7 @@
 namespace neutracer {
 
 SiteRecorder::SiteRecorder(StackMap &map, const ProcFs &procfs, SiteRecorderSettings settings)
-    : map_(map), settings_(settings), symbolizer_(procfs, settings.symbols),
+    : map_(map), settings_(settings), symbolizer_(procfs, settings.symbols), python_(procfs),
       sites_(settings.sites) {}
 
 const std::vector<std::uint64_t> *SiteRecorder::frames_of(std::int32_t id) {
@@ -67,6 +67,7 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
   if (!enabled())
     return;
   std::map<ProcessId, std::map<SiteIndex, std::pair<std::uint64_t, double>>> pending;
+  std::map<ProcessId, std::map<SiteIndex, std::uint32_t>> longest_thread; // tid per site
   inflight_ids_.clear();
   for (const auto &call : calls) {
     if (!is_sync_api(call.api) || call.stack_id == NT_NO_STACK)
@@ -74,17 +75,28 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     inflight_ids_.insert(call.stack_id);
     const auto id = process_of(call.tgid, call.proc_start_ns);
     auto &sites = sites_.process(id);
-    auto &[count, longest] =
-        pending[id][site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller)];
+    const auto site = site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller);
+    auto &[count, longest] = pending[id][site];
     ++count;
-    longest = std::max(
-        longest, now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9 : 0.0);
+    const double waited =
+        now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9 : 0.0;
+    if (waited >= longest && waited >= settings_.python_wait_seconds)
+      longest_thread[id][site] = call.tid;
+    longest = std::max(longest, waited);
   }
   for (auto &[id, sites] : sites_.processes()) {
     const auto found = pending.find(id);
     sites.set_pending_waits(found == pending.end()
                                 ? std::map<SiteIndex, std::pair<std::uint64_t, double>>{}
                                 : found->second);
+    // Read now, while the thread still waits in the call: its frames are the ones that led
+    // to the wait.
+    std::map<SiteIndex, std::vector<Frame>> python;
+    if (const auto threads = longest_thread.find(id); threads != longest_thread.end())
+      for (const auto &[site, tid] : threads->second)
+        if (auto frames = python_.frames_of(id, static_cast<int>(tid)); !frames.empty())
+          python.emplace(site, std::move(frames));
+    sites.set_waiting_python(std::move(python));
   }
 }
 
@@ -156,6 +168,7 @@ void SiteRecorder::forget(const ProcessId &id) {
   launch_sites_.erase(id);
   views_.erase(id);
   symbolizer_.forget(id);
+  python_.forget(id);
 }
 
 std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id) const {

@@ -16,6 +16,7 @@
 #include "cuda/cuda_state.h"
 #include "cuda/stack_map.h"
 #include "stacks/call_sites.h"
+#include "stacks/python_wait_frames.h"
 #include "stacks/symbolizer.h"
 
 namespace neutracer {
@@ -27,6 +28,8 @@ struct SiteRecorderSettings {
   // deleted from the kernel's map (its buckets fill otherwise, and new stacks are lost).
   std::uint64_t collect_every_scans = 16;
   std::uint64_t keep_unused_scans = 32;
+  // A wait in progress at least this long gets its thread's Python frames read (CPython 3.11+).
+  double python_wait_seconds = 0.5;
 };
 
 // What an alert names: the site of a failed allocation (OOM, fragmentation), of a leak, or of a
@@ -50,7 +53,9 @@ public:
 
   // A completed call of process `id`: allocations, failed allocations, frees, syncs.
   void record(const ProcessId &id, const nt_call_event &event);
-  // Calls in progress, read at each scan: syncs with a stack are pending waits at their site.
+  // Calls in progress, read at each scan: syncs with a stack are pending waits at their site;
+  // the thread of each site's longest wait, once it waited python_wait_seconds, gets its
+  // Python frames read.
   void set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
                     const ProcessOf &process_of);
   // The sampled launch stacks, read at each scan.
@@ -89,6 +94,7 @@ private:
   StackMap &map_;
   SiteRecorderSettings settings_;
   Symbolizer symbolizer_;
+  PythonWaitFrames python_;
   CallSites sites_;
   std::unordered_map<std::int32_t, CachedStack> stacks_;
   // (stack id, caller) of each sampled launch stack -> its site, per process.

@@ -4,6 +4,7 @@
 // memory page. Judges only its own processes.
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "e2e_fixture.h"
@@ -217,6 +218,83 @@ TEST_F(CallSitesE2E, AWaitInProgressNamesItsSiteAndTheHangAlertToo) {
   EXPECT_EQ(done["counts"]["pending_waits"], 0);
   EXPECT_NEAR(done["counts"]["wait_seconds"].get<double>(), 3.0, 0.5);
   finish(program);
+}
+
+// The line of tests/privileged/py_sites/wait_script.py that waits (marked in the file).
+int waiting_line() {
+  std::ifstream script(std::string(NEUTRACER_SOURCE_DIR) +
+                       "/tests/privileged/py_sites/wait_script.py");
+  std::string line;
+  for (int number = 1; std::getline(script, line); ++number)
+    if (line.find("# the waiting line") != std::string::npos)
+      return number;
+  return -1;
+}
+
+TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
+  // A Python program calls the stand-in driver through ctypes and waits 3 s in
+  // cuCtxSynchronize: its thread's Python frames are read while it waits.
+  const int line = waiting_line();
+  ASSERT_GT(line, 0);
+  const auto go = dir_ / "py-go", done = dir_ / "py-exit";
+  ChildProcess python({NEUTRACER_SITES_PYTHON,
+                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/wait_script.py",
+                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "3000"},
+                      (dir_ / "python.err").string());
+  const auto ready = python.wait_for_line("ready ", 10s);
+  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
+  std::istringstream words(ready->substr(6));
+  std::string pid, version;
+  words >> pid >> version;
+  ASSERT_TRUE(version >= "3.11" && version.size() >= 4)
+      << NEUTRACER_SITES_PYTHON << " is Python " << version
+      << ": threads are matched by their native id, which CPython keeps from 3.11 on";
+  ASSERT_TRUE(eventually(
+      [&] {
+        return value(scrape(), "neutracer_cuda_memory_used_bytes",
+                     {{"pid", pid}, {"kind", "device"}}) >= 0;
+      },
+      10s))
+      << "daemon never traced the script; log: " << log();
+  std::ofstream(go).put('\n');
+  nlohmann::json waiting;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto document = sites(pid);
+        for (const auto &site : document["sites"])
+          if (site.contains("waiting_python_frames")) {
+            waiting = site;
+            return true;
+          }
+        return false;
+      },
+      5s))
+      << sites(pid).dump(1);
+  const auto &innermost = waiting["waiting_python_frames"][0];
+  EXPECT_EQ(innermost["function"], "wait_for_gpu");
+  EXPECT_EQ(innermost["line"], line);
+  EXPECT_TRUE(innermost["file"].get<std::string>().ends_with("wait_script.py"));
+  EXPECT_EQ(waiting["waiting_python_frames"][1]["function"], "main");
+  EXPECT_EQ(waiting["summary"], "wait_for_gpu (wait_script.py:" + std::to_string(line) + ")");
+  EXPECT_EQ(waiting["counts"]["pending_waits"], 1);
+  ASSERT_TRUE(eventually([&] { return !journal_entries(kHangMessageId, pid).empty(); }, 5s));
+  const auto hang = journal_entries(kHangMessageId, pid)[0];
+  EXPECT_EQ(hang.at("TARGET_CODE_FUNC"), "wait_for_gpu");
+  EXPECT_EQ(hang.at("TARGET_CODE_LINE"), std::to_string(line));
+  ASSERT_TRUE(python.wait_for_line("waited 0", 10s));
+  // Returned: nothing waits, so no Python frames are kept for the site.
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto document = sites(pid);
+        for (const auto &site : document["sites"])
+          if (site.contains("waiting_python_frames"))
+            return false;
+        return true;
+      },
+      3s));
+  std::ofstream(done).put('\n');
+  const auto status = python.wait_exit(10s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
 }
 
 TEST_F(CallSitesE2E, LaunchesAreSampledAtTheirSite) {

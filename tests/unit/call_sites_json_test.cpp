@@ -113,6 +113,36 @@ TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
   EXPECT_EQ(notice_site(site)->text, "train_step (train.py:7)");
 }
 
+TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
+  Frame python;
+  python.kind = FrameKind::python;
+  python.function = std::make_shared<const std::string>("wait_for_gpu");
+  python.module = std::make_shared<const std::string>("/srv/train.py");
+  python.line = 42;
+  Frame caller = python;
+  caller.function = std::make_shared<const std::string>("main");
+  caller.line = 50;
+  ProcessSitesView sites;
+  Site wait;
+  wait.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
+      {native("cuCtxSynchronize", "/usr/lib/libcuda.so.1", 1),
+       native("ffi_call", "/usr/lib/libffi.so.8", 2)},
+      StackEnd::complete});
+  wait.counts.pending_waits = 1;
+  wait.waiting_python = {python, caller};
+  sites.sites = {wait};
+  EXPECT_EQ(notice_site(wait)->text, "wait_for_gpu (train.py:42)");
+  EXPECT_EQ(notice_site(wait)->line, 42u);
+  const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", sites, {}));
+  const auto &site = document["sites"][0];
+  EXPECT_EQ(site["summary"], "wait_for_gpu (train.py:42)");
+  ASSERT_EQ(site["waiting_python_frames"].size(), 2u);
+  EXPECT_EQ(site["waiting_python_frames"][0]["file"], "/srv/train.py");
+  EXPECT_EQ(site["waiting_python_frames"][0]["line"], 42);
+  EXPECT_EQ(site["waiting_python_frames"][1]["function"], "main");
+  EXPECT_EQ(site["frames"].size(), 2u) << "the native frames stay as they are";
+}
+
 TEST(AlertSite, PythonFramesNameFileAndLine) {
   Frame frame;
   frame.kind = FrameKind::python;

@@ -141,6 +141,29 @@ TEST_F(ProcessSitesTest, PendingWaitsAndLaunchSamplesAreReplacedEachScan) {
   EXPECT_EQ(sites.sites()[wait].counts.waits, 1u);
 }
 
+TEST_F(ProcessSitesTest, WaitingPythonFramesAreReplacedEachScan) {
+  const auto wait = site("wait", {1});
+  const auto other = site("other", {2});
+  Frame frame;
+  frame.kind = FrameKind::python;
+  frame.function = std::make_shared<const std::string>("wait_for_gpu");
+  frame.module = std::make_shared<const std::string>("train.py");
+  frame.line = 42;
+  sites.set_waiting_python({{wait, {frame}}});
+  ASSERT_EQ(sites.sites()[wait].waiting_python.size(), 1u);
+  EXPECT_EQ(sites.sites()[wait].waiting_python[0].line, 42u);
+  EXPECT_TRUE(sites.sites()[other].waiting_python.empty());
+  const auto version = sites.version();
+  sites.set_waiting_python({{wait, {frame}}});
+  EXPECT_EQ(sites.version(), version) << "the same frames change nothing";
+  frame.line = 43; // the thread waits again, from the next line
+  sites.set_waiting_python({{wait, {frame}}});
+  EXPECT_NE(sites.version(), version);
+  EXPECT_EQ(sites.sites()[wait].waiting_python[0].line, 43u);
+  sites.set_waiting_python({});
+  EXPECT_TRUE(sites.sites()[wait].waiting_python.empty()) << "the wait returned";
+}
+
 TEST_F(ProcessSitesTest, BeyondTheLimitCallsCountAtTheOverLimitSite) {
   const auto kept = site("kept", {1});
   const auto over = site("new", {2}, false);
