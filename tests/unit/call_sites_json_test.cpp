@@ -20,6 +20,15 @@ Frame native(std::string function, std::string module, std::uint64_t offset) {
   return frame;
 }
 
+Frame python_frame(std::string function, std::string file, std::uint32_t line) {
+  Frame frame;
+  frame.kind = FrameKind::python;
+  frame.function = std::make_shared<const std::string>(std::move(function));
+  frame.module = std::make_shared<const std::string>(std::move(file));
+  frame.line = line;
+  return frame;
+}
+
 ProcessSitesView view() {
   ProcessSitesView view;
   Site leak;
@@ -99,11 +108,7 @@ TEST(AlertSite, NamesTheHeadlineFrame) {
 }
 
 TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
-  Frame python;
-  python.kind = FrameKind::python;
-  python.function = std::make_shared<const std::string>("train_step");
-  python.module = std::make_shared<const std::string>("/srv/train.py");
-  python.line = 7;
+  const Frame python = python_frame("train_step", "/srv/train.py", 7);
   Site site;
   site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
       {native("cudaMalloc", "/usr/lib/libcudart.so.12", 1),
@@ -114,14 +119,8 @@ TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
 }
 
 TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
-  Frame python;
-  python.kind = FrameKind::python;
-  python.function = std::make_shared<const std::string>("wait_for_gpu");
-  python.module = std::make_shared<const std::string>("/srv/train.py");
-  python.line = 42;
-  Frame caller = python;
-  caller.function = std::make_shared<const std::string>("main");
-  caller.line = 50;
+  const Frame python = python_frame("wait_for_gpu", "/srv/train.py", 42);
+  const Frame caller = python_frame("main", "/srv/train.py", 50);
   ProcessSitesView sites;
   Site wait;
   wait.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
@@ -144,11 +143,7 @@ TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
 }
 
 TEST(AlertSite, PythonFramesNameFileAndLine) {
-  Frame frame;
-  frame.kind = FrameKind::python;
-  frame.function = std::make_shared<const std::string>("train_step");
-  frame.module = std::make_shared<const std::string>("/srv/train.py");
-  frame.line = 42;
+  const Frame frame = python_frame("train_step", "/srv/train.py", 42);
   Site site;
   site.stack =
       std::make_shared<const SymbolizedStack>(SymbolizedStack{{frame}, StackEnd::complete});
