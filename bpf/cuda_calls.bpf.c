@@ -233,68 +233,49 @@ int context_pop(struct pt_regs *ctx)
 }
 
 /*
- * The shared start of a return probe: the call's entry (saved by record_entry) and room for its
- * event. NULL when there is nothing to report; the entry is then already dropped or absent.
- */
-static __always_inline void *returning_call(struct nt_inflight_key *key,
-					    struct nt_inflight_call **call, __u64 event_size)
-{
-	void *event;
-
-	*call = bpf_map_lookup_elem(&inflight, key);
-	if (!*call) {
-		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
-		return NULL;
-	}
-	event = bpf_ringbuf_reserve(&events, event_size, 0);
-	if (!event) {
-		count_stat(NT_STAT_RINGBUF_FULL);
-		bpf_map_delete_elem(&inflight, key);
-	}
-	return event;
-}
-
-/*
  * A successful cuKernelGetFunction whose (function, kernel) pair this process already sent:
- * true, and its entry is dropped. Otherwise `pair` and `kernel` say what to remember once its
- * event has room in the ring (pair->function stays 0 for other calls).
+ * true. Otherwise `pair` and `kernel` say what to remember once its event has room in the ring
+ * (pair->function stays 0 for other calls).
  */
-static __always_inline bool known_kernel_function(struct pt_regs *ctx, struct nt_inflight_key *key,
+static __always_inline bool known_kernel_function(struct pt_regs *ctx,
+						  const struct nt_inflight_key *key,
+						  const struct nt_inflight_call *call,
 						  struct nt_kernel_function_key *pair, __u64 *kernel)
 {
-	struct nt_inflight_call *call;
 	__u64 *known;
 
 	if (key->api != NT_API_KERNEL_GET_FUNCTION || PT_REGS_RC(ctx) != 0)
-		return false;
-	call = bpf_map_lookup_elem(&inflight, key);
-	if (!call)
 		return false;
 	pair->tgid = key->pid_tgid >> 32;
 	pair->proc_start_ns = call->proc_start_ns;
 	pair->function = read_user_u64(call->args[0]);
 	*kernel = call->args[1];
 	known = bpf_map_lookup_elem(&known_kernel_functions, pair);
-	if (known && *known == *kernel) {
-		bpf_map_delete_elem(&inflight, key);
-		return true;
-	}
-	return false;
+	return known && *known == *kernel;
 }
 
 static __always_inline int report_call(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
+	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
 	struct nt_kernel_function_key pair = {};
-	struct nt_inflight_call *call;
 	struct nt_call_event *event;
 	__u64 kernel = 0;
 
-	if (known_kernel_function(ctx, &key, &pair, &kernel))
+	if (!call) {
+		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
 		return 0;
-	event = returning_call(&key, &call, sizeof(*event));
-	if (!event)
+	}
+	if (known_kernel_function(ctx, &key, call, &pair, &kernel)) {
+		bpf_map_delete_elem(&inflight, &key);
 		return 0;
+	}
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		bpf_map_delete_elem(&inflight, &key);
+		return 0;
+	}
 	event->kind = NT_EVENT_CALL;
 	event->api = key.api;
 	event->tgid = key.pid_tgid >> 32;

@@ -134,7 +134,8 @@ private:
   };
   void close_in_background(std::vector<UniqueFd> links);
   // The launch program on a function of the daemon itself, for this process only: a link that
-  // traps like a launch and counts nothing (the function runs only when the caller calls it).
+  // traps like a launch (the function runs only when the caller calls it) and counts only while
+  // the daemon's own gate is open.
   // Invalid, with errno set, when it cannot attach; nullopt when the function is not found.
   std::optional<UniqueFd> probe_own_function() const;
   // Whether the kernel links a program loaded for uprobe_multi (tried on a daemon function).

@@ -61,11 +61,4 @@ void PythonWaitFrames::forget(const ProcessId &id) {
   resolver_.forget(id);
 }
 
-std::size_t PythonWaitFrames::python_processes() const {
-  std::size_t count = 0;
-  for (const auto &[id, known] : known_)
-    count += known.process ? 1 : 0;
-  return count;
-}
-
 } // namespace neutracer

@@ -25,8 +25,6 @@ public:
   // matched by their native id, which CPython keeps from 3.11 on: before, empty.
   std::vector<Frame> frames_of(const ProcessId &id, int tid);
   void forget(const ProcessId &id);
-  // Processes found to run CPython (for tests and self-metrics).
-  std::size_t python_processes() const;
 
 private:
   struct Known {
