@@ -149,29 +149,48 @@ void LaunchScheduler::start_period(std::uint64_t now_ns) {
     }
     if (process.fraction >= 1) {
       process.close_ns = 0; // counted all along: probes stay attached
+      process.open_ns = 0;
       if (!process.attached)
         open_window(pid, process, now_ns);
       continue;
     }
     // Probes still attached (the process was exact, or a late tick left its last window open)
     // stay, and this period's window runs from now: no removal and attach back to back.
-    std::uint64_t opened = 0;
     if (process.attached) {
-      opened = now(now_ns);
-      process.opened_ns = opened;
+      process.opened_ns = now(now_ns);
+      process.close_ns = process.opened_ns + window_ns(process);
+      process.open_ns = 0;
     } else {
-      opened = open_window(pid, process, now_ns);
+      process.open_ns = place_window(process, now_ns);
     }
-    if (opened != 0)
-      process.close_ns =
-          opened + static_cast<std::uint64_t>(process.fraction * settings_.period_ns);
   }
 }
 
+std::uint64_t LaunchScheduler::window_ns(const Tracked &process) const {
+  return static_cast<std::uint64_t>(process.fraction * static_cast<double>(settings_.period_ns));
+}
+
+std::uint64_t LaunchScheduler::place_window(const Tracked &process, std::uint64_t now_ns) {
+  // The window must close before the period ends (its counts are taken then); attaching the
+  // probes takes milliseconds, hence the margin.
+  const std::uint64_t margin = std::min<std::uint64_t>(settings_.period_ns / 20, 50'000'000);
+  const std::uint64_t length = window_ns(process);
+  const std::uint64_t slack =
+      settings_.period_ns > length + margin ? settings_.period_ns - length - margin : 0;
+  const auto offset = std::uniform_int_distribution<std::uint64_t>(0, slack)(placement_);
+  return std::max<std::uint64_t>(now_ns + offset, 1);
+}
+
 void LaunchScheduler::tick(std::uint64_t now_ns) {
-  for (auto &[pid, process] : processes_)
+  for (auto &[pid, process] : processes_) {
     if (process.close_ns != 0 && now_ns >= process.close_ns)
       close_window(pid, process, now_ns);
+    if (process.open_ns != 0 && now_ns >= process.open_ns) {
+      process.open_ns = 0;
+      if (const auto opened = open_window(pid, process, now_ns); opened != 0)
+        process.close_ns = opened + window_ns(process);
+    }
+  }
   if (next_period_ns_ != 0 && now_ns >= next_period_ns_) {
     start_period(now_ns);
     next_period_ns_ += settings_.period_ns;
@@ -182,9 +201,12 @@ void LaunchScheduler::tick(std::uint64_t now_ns) {
 
 std::uint64_t LaunchScheduler::next_deadline_ns() const {
   std::uint64_t deadline = next_period_ns_ == 0 ? UINT64_MAX : next_period_ns_;
-  for (const auto &[pid, process] : processes_)
+  for (const auto &[pid, process] : processes_) {
     if (process.close_ns != 0)
       deadline = std::min(deadline, process.close_ns);
+    if (process.open_ns != 0)
+      deadline = std::min(deadline, process.open_ns);
+  }
   return deadline;
 }
 

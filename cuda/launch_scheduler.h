@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ public:
   void set_gpu_saturated(std::function<bool(int)> saturated) {
     gpu_saturated_ = std::move(saturated);
   }
+  // Where each sampled window lies in its period is drawn at random (uniformly over the time
+  // the window fits in), so that a run that starts or stops inside a period, or launches in
+  // bursts that repeat with the period, is not counted high or low on average. Tests seed it.
+  void seed_window_placement(std::uint64_t seed) { placement_.seed(seed); }
   // A full counter read at now_ns; returns the scaled totals of every process.
   std::vector<LaunchCount> read(std::uint64_t now_ns);
   std::vector<LaunchProcessView> processes() const;
@@ -74,6 +79,7 @@ private:
     bool warned = false;           // an attach failure is logged once per process
     bool attached = false;
     double fraction = 1;
+    std::uint64_t open_ns = 0;  // when this period's sampled window opens; 0 when none waits
     std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise
     std::uint64_t opened_ns = 0; // when the gate last opened
   };
@@ -82,6 +88,9 @@ private:
   std::uint64_t now(std::uint64_t fallback_ns) const { return clock_ ? clock_() : fallback_ns; }
   void close_window(int pid, Tracked &process, std::uint64_t now_ns);
   void start_period(std::uint64_t now_ns);
+  // The sampled window of a period that starts at now_ns: its opening, drawn at random.
+  std::uint64_t place_window(const Tracked &process, std::uint64_t now_ns);
+  std::uint64_t window_ns(const Tracked &process) const;
   void forget(int pid);
 
   LaunchCounting default_mode_;
@@ -94,6 +103,7 @@ private:
   LaunchScaler scaler_;
   std::map<int, Tracked> processes_;
   std::uint64_t next_period_ns_ = 0;
+  std::mt19937_64 placement_{std::random_device{}()};
 };
 
 } // namespace neutracer

@@ -152,7 +152,10 @@ public:
     return 8;
   }
   void detach_launch_probes(int pid) override { attached.erase(pid); }
-  void set_launch_gate(std::uint32_t tgid, bool open) override { gates[tgid] = open; }
+  void set_launch_gate(std::uint32_t tgid, bool open) override {
+    gates[tgid] = open;
+    gate_changes.push_back({tgid, open});
+  }
   LaunchGateHits launch_gate_hits(std::uint32_t) const override { return {}; }
   void forget_launch_gate(std::uint32_t tgid) override { gates.erase(tgid); }
   void drop_sampled_calls(std::uint32_t) override {}
@@ -172,6 +175,7 @@ public:
   std::map<int, bool> name_calls; // whether the last attach had the name-call probes
   std::map<std::uint32_t, bool> gates;
   std::map<std::uint32_t, std::uint64_t> raw;
+  std::vector<std::pair<std::uint32_t, bool>> gate_changes;
   int attaches = 0;
 };
 
@@ -221,6 +225,55 @@ TEST(LaunchScheduler, BusyProcessIsSampledWithinTwoPercent) {
   EXPECT_NEAR(scheduler.processes().at(0).window_fraction, 0.05, 0.01);
 }
 
+TEST(LaunchScheduler, SampledWindowsOpenAnywhereInTheirPeriodAndCloseInIt) {
+  FakeProbes probes;
+  std::uint64_t clock_ms = 0;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes,
+                            [&] { return clock_ms * kMs; });
+  scheduler.seed_window_placement(1);
+  scheduler.update_processes({process(10, "busy")}, 0);
+  std::vector<std::uint64_t> opened_at; // ms into the period
+  std::uint64_t open_since = 0;
+  for (clock_ms = 1; clock_ms <= 120'000; ++clock_ms) {
+    probes.gate_changes.clear();
+    scheduler.tick(clock_ms * kMs);
+    probes.launch(10, 20); // 20 000 launches/s: windows of 50 ms
+    for (const auto &[tgid, open] : probes.gate_changes) {
+      if (open) {
+        open_since = clock_ms;
+        opened_at.push_back(clock_ms % 1000);
+      } else if (clock_ms > 2000) {
+        EXPECT_EQ(open_since / 1000, (clock_ms - 1) / 1000) << "a window ends in its period";
+      }
+    }
+  }
+  ASSERT_GT(opened_at.size(), 100u);
+  std::set<std::uint64_t> tenths;
+  for (const auto at : opened_at)
+    tenths.insert(at / 100);
+  EXPECT_GE(tenths.size(), 9u) << "openings spread over the period, not at its start";
+}
+
+TEST(LaunchScheduler, ARunThatStopsInsideAPeriodIsNotCountedHighOnAverage) {
+  // 20 000 launches/s for 20.5 s, then none. A window always at the start of its period
+  // would find the last period busy and count all of it: +10 000 launches (+2.4 %).
+  double sum = 0;
+  constexpr int kRuns = 100;
+  for (int seed = 0; seed < kRuns; ++seed) {
+    FakeProbes probes;
+    LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes);
+    scheduler.seed_window_placement(static_cast<std::uint64_t>(seed));
+    scheduler.update_processes({process(10, "busy")}, 0);
+    for (std::uint64_t ms = 1; ms <= 23'000; ++ms) {
+      scheduler.tick(ms * kMs);
+      if (ms <= 20'500)
+        probes.launch(10, 20);
+    }
+    sum += static_cast<double>(total_of(scheduler.read(23'000 * kMs), 10)) / (20.0 * 20'500);
+  }
+  EXPECT_NEAR(sum / kRuns, 1.0, 0.01);
+}
+
 TEST(LaunchScheduler, SampledWindowsProbeTheNamingCallsOnlyWhileNamesAreMissing) {
   FakeProbes probes;
   LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes);
@@ -239,16 +292,16 @@ TEST(LaunchScheduler, SampledWindowsProbeTheNamingCallsOnlyWhileNamesAreMissing)
       probes.launch(10, 20);
     }
   };
-  run(1, 2500); // sampled from the first period's end
+  run(1, 2999); // sampled from the first period's end
   ASSERT_LT(scheduler.processes().at(0).window_fraction, 1.0);
   EXPECT_TRUE(probes.name_calls.at(10));
   // The first window keeps the exact period's probes; the second attaches, and asks.
   EXPECT_EQ(asked, (std::vector<int>{10}));
   missing = false;
-  run(2501, 4500);
+  run(3000, 4999);
   EXPECT_FALSE(probes.name_calls.at(10)) << "windows without unnamed kernels skip them";
   missing = true;
-  run(4501, 5500);
+  run(5000, 5999);
   EXPECT_TRUE(probes.name_calls.at(10)) << "a new unnamed kernel brings them back";
 }
 
