@@ -42,6 +42,7 @@ std::uint64_t LaunchScheduler::open_window(int pid, Tracked &process, std::uint6
       return 0;
     }
     process.attached = true;
+    process.name_calls = name_calls;
   }
   const auto opened = now(now_ns);
   probes_.set_launch_gate(tgid, true);
@@ -61,10 +62,11 @@ void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_
     const auto hits = probes_.launch_gate_hits(tgid);
     if (hits.launches > 0)
       spdlog::debug("pid {}: window open {} ns: {} launches, first {} ns after opening, last {} "
-                    "ns before closing",
+                    "ns before closing{}",
                     pid, closed - process.opened_ns, hits.launches,
                     static_cast<std::int64_t>(hits.first_ns - process.opened_ns),
-                    static_cast<std::int64_t>(closed - hits.last_ns));
+                    static_cast<std::int64_t>(closed - hits.last_ns),
+                    process.name_calls ? ", naming calls probed" : "");
   }
   if (process.attached)
     probes_.detach_launch_probes(pid);

@@ -78,6 +78,7 @@ private:
     std::uint64_t start_ticks = 0; // a PID that comes back with another start is a new process
     bool warned = false;           // an attach failure is logged once per process
     bool attached = false;
+    bool name_calls = false; // the attached probes include the calls that name kernels
     double fraction = 1;
     std::uint64_t open_ns = 0;  // when this period's sampled window opens; 0 when none waits
     std::uint64_t close_ns = 0; // window end while a sampled window is open; 0 otherwise

@@ -1,8 +1,8 @@
 #pragma once
 // What one probed launch costs the launching thread on this host: a uprobe on a function of the
-// daemon itself, called in a loop with and without the probe. Adaptive counting subtracts that
-// time from each counting window (a launch-bound thread runs slower while its launches are
-// counted), see LaunchScaler.
+// daemon itself, called in a loop that also works over some memory, with and without the probe.
+// Adaptive counting subtracts that time from each counting window (a launch-bound thread runs
+// slower while its launches are counted), see LaunchScaler.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,9 +28,11 @@ const void *trap_calibration_target();
 // each): the difference of the medians; nullopt when it is not positive.
 std::optional<double> trap_cost_ns(std::vector<double> plain_ns, std::vector<double> probed_ns);
 
-// Times `rounds` loops of `calls` calls of the target without the probe and with it (`attach`
-// returns the probe's link, invalid when it cannot attach). nullopt when it cannot be measured.
-std::optional<double> measure_trap_cost_ns(const std::function<UniqueFd()> &attach, int rounds = 7,
-                                           int calls = 4000);
+// Times `rounds` loops of `calls` calls of the target, each followed by work over an L2-sized
+// working set (what a trap costs a working thread includes the cache it evicts), without and
+// with the probe in turn (`attach` returns the probe's link, invalid when it cannot attach; it
+// is closed after each round). nullopt when it cannot be measured.
+std::optional<double> measure_trap_cost_ns(const std::function<UniqueFd()> &attach,
+                                           int rounds = 15, int calls = 4000);
 
 } // namespace neutracer
