@@ -5,8 +5,9 @@
 namespace neutracer {
 
 std::optional<NoticeSite> notice_site(const Site &site) {
-  // A wait read while in progress names the Python line that waits, before native frames.
-  const Frame *frame = !site.waiting_python.empty() ? &site.waiting_python.front()
+  // A wait read while in progress names the program's Python line that waits, before native
+  // frames.
+  const Frame *frame = !site.waiting_python.empty() ? program_python_frame(site.waiting_python)
                        : site.stack                 ? headline_frame(*site.stack)
                                                     : nullptr;
   if (!frame)

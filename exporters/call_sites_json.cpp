@@ -91,7 +91,7 @@ std::string call_sites_json(const ProcessId &id, const std::string &comm,
       for (const auto &frame : site.waiting_python)
         frames.push_back(frame_json(frame));
       entry["waiting_python_frames"] = std::move(frames);
-      entry["summary"] = frame_text(site.waiting_python.front());
+      entry["summary"] = frame_text(*program_python_frame(site.waiting_python));
     }
     entry["counts"] = counts_json(site.counts);
     sites.push_back(std::move(entry));

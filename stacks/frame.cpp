@@ -66,10 +66,37 @@ std::string frame_text(const Frame &frame) {
   return frame.function ? *frame.function + " (" + place + ")" : place;
 }
 
-const Frame *headline_frame(const SymbolizedStack &stack) {
-  for (const auto &frame : stack.frames)
-    if (frame.kind == FrameKind::python)
+bool in_python_library(const Frame &frame) {
+  if (frame.kind != FrameKind::python || !frame.module)
+    return false;
+  const std::string_view file = *frame.module;
+  if (file.starts_with("<frozen ") || file.find("/site-packages/") != std::string_view::npos ||
+      file.find("/dist-packages/") != std::string_view::npos)
+    return true;
+  // The standard library: .../lib/python3.12/threading.py (one level below, or deeper).
+  constexpr std::string_view kStdlib = "/lib/python";
+  const auto lib = file.find(kStdlib);
+  const auto version = lib + kStdlib.size();
+  return lib != std::string_view::npos && version < file.size() && file[version] >= '0' &&
+         file[version] <= '9' && file.find('/', version) != std::string_view::npos;
+}
+
+const Frame *program_python_frame(std::span<const Frame> frames) {
+  const Frame *innermost = nullptr;
+  for (const auto &frame : frames) {
+    if (frame.kind != FrameKind::python)
+      continue;
+    if (!in_python_library(frame))
       return &frame;
+    if (!innermost)
+      innermost = &frame;
+  }
+  return innermost;
+}
+
+const Frame *headline_frame(const SymbolizedStack &stack) {
+  if (const Frame *python = program_python_frame(stack.frames))
+    return python;
   for (const auto &frame : stack.frames)
     if (frame.function && !in_cuda_library(frame))
       return &frame;

@@ -4,6 +4,7 @@
 // (FrameKind::python) have the same shape, with a source file and line.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,9 +48,19 @@ struct SymbolizedStack {
 // module; python frames "function (file:line)". Module names are shown without their directory.
 std::string frame_text(const Frame &frame);
 
-// The frame an alert names: the innermost Python frame of a mixed stack (the program's own
-// line); else the innermost frame outside the CUDA libraries (libcuda, libcudart) that has a
-// function name; else the innermost frame; nullptr for an empty stack.
+// Whether a Python frame's file is part of an installed package (site-packages,
+// dist-packages) or the interpreter's standard library (lib/pythonX.Y/, frozen modules): code
+// the program calls, not the program.
+bool in_python_library(const Frame &frame);
+
+// The Python frame that names where a program is: the innermost of the program's own files
+// (PyTorch's synchronize() is how a script waits, not where); the innermost frame when every
+// one is library code; nullptr when there is no Python frame.
+const Frame *program_python_frame(std::span<const Frame> frames);
+
+// The frame an alert names: the program's Python frame of a mixed stack
+// (program_python_frame); else the innermost frame outside the CUDA libraries (libcuda,
+// libcudart) that has a function name; else the innermost frame; nullptr for an empty stack.
 const Frame *headline_frame(const SymbolizedStack &stack);
 
 } // namespace neutracer

@@ -142,6 +142,48 @@ TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
   EXPECT_EQ(site["frames"].size(), 2u) << "the native frames stay as they are";
 }
 
+TEST(AlertSite, AWaitInsideALibraryIsNamedByTheProgramLineThatCalledIt) {
+  // As read on an H200: torch.cuda.synchronize() waits inside torch; the script's line is
+  // the one to name.
+  Site wait;
+  wait.counts.pending_waits = 1;
+  wait.waiting_python = {
+      python_frame("synchronize",
+                   "/opt/torch/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py", 1162),
+      python_frame("wait_for_gpu", "/work/hang_site.py", 32),
+      python_frame("main", "/work/hang_site.py", 92)};
+  EXPECT_EQ(notice_site(wait)->text, "wait_for_gpu (hang_site.py:32)");
+  ProcessSitesView sites;
+  sites.sites = {wait};
+  const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", sites, {}));
+  EXPECT_EQ(document["sites"][0]["summary"], "wait_for_gpu (hang_site.py:32)");
+  EXPECT_EQ(document["sites"][0]["waiting_python_frames"][0]["function"], "synchronize")
+      << "the frames themselves stay whole, innermost first";
+}
+
+TEST(ProgramPythonFrame, SkipsPackagesAndTheStandardLibraryButNotTheProgram) {
+  const auto library = [](const char *file) {
+    return in_python_library(python_frame("f", file, 1));
+  };
+  EXPECT_TRUE(library("/usr/lib/python3/dist-packages/numpy/core/numeric.py"));
+  EXPECT_TRUE(library("/home/u/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py"));
+  EXPECT_TRUE(library("/usr/lib/python3.11/threading.py"));
+  EXPECT_TRUE(library("/usr/local/lib/python3.12/concurrent/futures/thread.py"));
+  EXPECT_TRUE(library("<frozen runpy>"));
+  EXPECT_FALSE(library("/srv/train.py"));
+  EXPECT_FALSE(library("/home/u/lib/python_tools.py")) << "a file named like it, not it";
+  EXPECT_FALSE(library("/home/u/lib/python_tools/train.py")) << "nor a folder";
+  EXPECT_FALSE(library("train.py"));
+  EXPECT_FALSE(in_python_library(native("cudaMalloc", "/usr/lib/python3.11/x.so", 1)));
+
+  const std::vector<Frame> all_library = {
+      python_frame("run", "/usr/lib/python3.11/threading.py", 10),
+      python_frame("_bootstrap", "/usr/lib/python3.11/threading.py", 20)};
+  EXPECT_EQ(program_python_frame(all_library), &all_library[0]) << "the innermost, then";
+  const std::vector<Frame> native_only = {native("main", "/usr/bin/app", 1)};
+  EXPECT_EQ(program_python_frame(native_only), nullptr);
+}
+
 TEST(AlertSite, PythonFramesNameFileAndLine) {
   const Frame frame = python_frame("train_step", "/srv/train.py", 42);
   Site site;
