@@ -6,6 +6,7 @@
  * Sync calls still in the inflight map are waits in progress.
  */
 #include "common.bpf.h"
+#include "python_frames.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -254,13 +255,60 @@ static __always_inline bool known_kernel_function(struct pt_regs *ctx,
 	return known && *known == *kernel;
 }
 
+/*
+ * Python stacks of allocations (docs/python-frames.md): walked into a per-CPU buffer (too big
+ * for the BPF stack), keyed by a hash of the process and the frames, and kept in an LRU map
+ * that user space reads by the key the event carries. Equal stacks share one entry.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nt_python_stack);
+} python_stack_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NT_PYTHON_STACKS_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct nt_python_stack);
+} python_stacks SEC(".maps");
+
+/* The calling thread's Python stack, stored; its key, or 0 when it has no Python frames. */
+static __noinline __u64 store_python_stack(void)
+{
+	__u32 zero = 0;
+	struct nt_python_stack *stack;
+	__u64 key;
+
+	if (!capture_stacks)
+		return 0;
+	stack = bpf_map_lookup_elem(&python_stack_scratch, &zero);
+	if (!stack || !read_python_stack(stack))
+		return 0;
+	/* FNV-1a over the process and each frame's words. */
+	key = 0xcbf29ce484222325ull ^ (bpf_get_current_pid_tgid() >> 32);
+	for (int i = 0; i < NT_PYTHON_FRAMES_MAX; i++) {
+		if (i >= stack->depth)
+			break;
+		key = (key ^ stack->frames[i].code) * 0x100000001b3ull;
+		key = (key ^ stack->frames[i].instr) * 0x100000001b3ull;
+	}
+	key = (key ^ stack->status) * 0x100000001b3ull;
+	if (!key)
+		key = 1;
+	if (!bpf_map_lookup_elem(&python_stacks, &key))
+		bpf_map_update_elem(&python_stacks, &key, stack, BPF_ANY);
+	return key;
+}
+
 static __always_inline int report_call(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
 	struct nt_inflight_call *call = bpf_map_lookup_elem(&inflight, &key);
 	struct nt_kernel_function_key pair = {};
 	struct nt_call_event *event;
-	__u64 kernel = 0;
+	__u64 kernel = 0, python_stack;
 
 	if (!call) {
 		count_stat(NT_STAT_RETURN_WITHOUT_ENTRY);
@@ -270,6 +318,8 @@ static __always_inline int report_call(struct pt_regs *ctx)
 		bpf_map_delete_elem(&inflight, &key);
 		return 0;
 	}
+	/* Walked before the ring record is reserved: no call with a reservation held. */
+	python_stack = is_allocation(key.api) ? store_python_stack() : 0;
 	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
 	if (!event) {
 		count_stat(NT_STAT_RINGBUF_FULL);
@@ -292,6 +342,7 @@ static __always_inline int report_call(struct pt_regs *ctx)
 	/* An allocation's stack at its return starts at the call site, failures included. */
 	event->stack_id = is_allocation(key.api) ? user_stack_id(ctx) : call->stack_id;
 	event->caller = is_allocation(key.api) ? 0 : call->caller;
+	event->python_stack = python_stack;
 	if (event->result == 0)
 		read_results(key.api, call->args, event->out);
 	/* A created context is pushed on the creating thread's stack. */

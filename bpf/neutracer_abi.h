@@ -217,6 +217,12 @@ struct nt_call_event {
 	nt_u64 out[2];
 	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
 	nt_u64 caller;  /* sync calls with a stack: the return address at entry; else 0 */
+	/*
+	 * Allocations by a thread of a Python process (python_processes has it): the key of the
+	 * thread's Python stack in `python_stacks` (a hash of the process and its frames); 0 for
+	 * none (not Python, stacks off, no frames).
+	 */
+	nt_u64 python_stack;
 };
 
 /*
@@ -395,6 +401,9 @@ struct nt_python_stack {
 	nt_u32 status; /* enum nt_python_stack_status bits */
 	struct nt_python_frame frames[NT_PYTHON_FRAMES_MAX];
 };
+
+/* Python stacks of allocations kept for user space to read (LRU; key: nt_call_event.python_stack). */
+#define NT_PYTHON_STACKS_ENTRIES 2048
 
 /* ==== end of Python frames ==== */
 

@@ -158,6 +158,10 @@ void CudaTracer::load(const TracerSettings &settings) {
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, cuda_calls__destroy,
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
+        if (!stacks) // allocated whole: one entry each when no stack is taken
+          for (bpf_map *map : {skeleton->maps.python_stacks, skeleton->maps.python_processes,
+                               skeleton->maps.python_thread_states})
+            bpf_map__set_max_entries(map, 1);
         for (bpf_program *program :
              {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
               skeleton->progs.context_set, skeleton->progs.context_push,
@@ -513,6 +517,25 @@ std::optional<std::vector<std::uint64_t>> CudaTracer::read_stack(std::int32_t id
   while (!frames.empty() && frames.back() == 0)
     frames.pop_back();
   return frames;
+}
+
+std::optional<nt_python_stack> CudaTracer::read_python_stack(std::uint64_t key) const {
+  nt_python_stack stack{};
+  if (stack_depth_ == 0 || key == 0 ||
+      bpf_map_lookup_elem(bpf_map__fd(calls_->maps.python_stacks), &key, &stack) != 0)
+    return std::nullopt;
+  stack.depth = std::min<std::uint32_t>(stack.depth, NT_PYTHON_FRAMES_MAX);
+  return stack;
+}
+
+bool CudaTracer::set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) {
+  return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(calls_->maps.python_processes),
+                                                  &tgid, &offsets, BPF_ANY) == 0;
+}
+
+void CudaTracer::forget_python_process(std::uint32_t tgid) {
+  if (stack_depth_ > 0)
+    bpf_map_delete_elem(bpf_map__fd(calls_->maps.python_processes), &tgid);
 }
 
 std::vector<std::int32_t> CudaTracer::stack_ids() const {

@@ -11,9 +11,10 @@
 
 namespace neutracer {
 
-static_assert(sizeof(nt_call_event) == 120);
+static_assert(sizeof(nt_call_event) == 128);
 static_assert(offsetof(nt_call_event, stack_id) == 44);
 static_assert(offsetof(nt_call_event, caller) == 112);
+static_assert(offsetof(nt_call_event, python_stack) == 120);
 static_assert(offsetof(nt_call_event, args) == 48);
 static_assert(offsetof(nt_call_event, out) == 88);
 static_assert(sizeof(nt_name_event) == 48 + NT_NAME_MAX);

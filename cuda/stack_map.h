@@ -1,10 +1,13 @@
 #pragma once
-// What call-site recording needs from the BPF side: the stack-trace map the probes fill, and the
-// sampled launch stacks (bpf/neutracer_abi.h, "Native call stacks"). CudaTracer implements it;
+// What call-site recording needs from the BPF side: the stack-trace map the probes fill, the
+// Python stacks of allocations and the processes they are taken in, and the sampled launch
+// stacks (bpf/neutracer_abi.h, "Native call stacks"). CudaTracer implements it;
 // tests use a fake.
 #include <cstdint>
 #include <optional>
 #include <vector>
+
+#include "bpf/neutracer_abi.h"
 
 namespace neutracer {
 
@@ -27,6 +30,13 @@ public:
   // Every id the map holds now.
   virtual std::vector<std::int32_t> stack_ids() const = 0;
   virtual void delete_stacks(const std::vector<std::int32_t> &ids) = 0;
+  // The Python stack an allocation event names (nt_call_event.python_stack); nullopt when the
+  // map no longer holds it.
+  virtual std::optional<nt_python_stack> read_python_stack(std::uint64_t key) const = 0;
+  // Where a process's interpreter keeps its frames (pystacks to_abi_offsets): from now on its
+  // allocations carry their Python stacks. False when it could not be written.
+  virtual bool set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) = 0;
+  virtual void forget_python_process(std::uint32_t tgid) = 0;
   // A full read of the sampled launch stacks, and deleting some (processes that exited).
   virtual std::vector<LaunchStackCount> read_launch_stacks() const = 0;
   virtual void delete_launch_stacks(const std::vector<LaunchStackCount> &entries) = 0;

@@ -108,6 +108,7 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     SiteRecorderSettings settings;
     settings.sites.max_sites_per_process = config.stacks.max_sites_per_process;
     settings.sites.max_sites = config.stacks.max_sites;
+    settings.ns_per_tick = 1'000'000'000ull / static_cast<std::uint64_t>(ticks_per_second());
     sites_.emplace(tracer_, procfs_, settings);
     detectors_.set_site_lookup([this](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
       return notice_site_of(id, kind, time_ns);
@@ -227,6 +228,11 @@ void DaemonLoop::record_sites(const std::vector<InflightCall> &inflight) {
   const auto process_of = [this](std::uint32_t tgid, std::uint64_t proc_start_ns) {
     return state_.process_id(tgid, proc_start_ns);
   };
+  std::vector<ProcessId> traced;
+  for (const auto &[id, process] : state_.processes())
+    if (process.discovered)
+      traced.push_back(id);
+  sites_->update_python_processes(traced);
   sites_->set_inflight(inflight, monotonic_ns(), process_of);
   sites_->set_launch_stacks(launch_stacks_, process_of);
 }

@@ -14,6 +14,9 @@ enum class StackCapture { at_return, at_entry };
 struct CallSiteStack {
   std::vector<std::uint64_t> addresses; // return addresses, innermost first
   bool depth_limited = false;           // the walk filled every slot it had
+  // The call's Python stack in the kernel's map (nt_call_event.python_stack); 0 for none. The
+  // same native stack run from two Python lines is two sites.
+  std::uint64_t python_key = 0;
   bool operator==(const CallSiteStack &) const = default;
 };
 

@@ -34,21 +34,31 @@ SiteIndex ProcessSites::pseudo_site(SiteKind kind) {
   return index;
 }
 
+std::vector<std::uint64_t> ProcessSites::index_key(const CallSiteStack &stack) {
+  auto key = stack.addresses;
+  if (stack.python_key != 0) { // a zero never stands for an address: the two parts stay apart
+    key.push_back(0);
+    key.push_back(stack.python_key);
+  }
+  return key;
+}
+
 std::optional<SiteIndex> ProcessSites::find_site(const CallSiteStack &stack) const {
-  const auto it = index_.find(stack.addresses);
+  const auto it = index_.find(index_key(stack));
   return it == index_.end() ? std::nullopt : std::optional(it->second);
 }
 
 SiteIndex ProcessSites::site(const CallSiteStack &stack, bool may_add,
                              const std::function<SymbolizedStack()> &symbolize) {
-  if (const auto it = index_.find(stack.addresses); it != index_.end())
+  auto key = index_key(stack);
+  if (const auto it = index_.find(key); it != index_.end())
     return it->second;
   if (!may_add || stack.addresses.empty())
     return pseudo_site(stack.addresses.empty() ? SiteKind::no_stack : SiteKind::over_limit);
   const auto index = static_cast<SiteIndex>(sites_.size());
   sites_.push_back(
       Site{SiteKind::stack, std::make_shared<const SymbolizedStack>(symbolize()), {}, {}});
-  index_.emplace(stack.addresses, index);
+  index_.emplace(std::move(key), index);
   ++version_;
   return index;
 }

@@ -105,6 +105,7 @@ private:
   struct AddressesHash {
     std::size_t operator()(const std::vector<std::uint64_t> &addresses) const;
   };
+  static std::vector<std::uint64_t> index_key(const CallSiteStack &stack);
   void add_live(std::unordered_map<std::uint64_t, Live> &live, SiteIndex site,
                 std::uint64_t address, std::uint64_t bytes);
   void drop_live(std::unordered_map<std::uint64_t, Live> &live, std::uint64_t address);

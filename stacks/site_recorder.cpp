@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/cuda_api_table.h"
+#include "stacks/mixed_stack.h"
 
 namespace neutracer {
 
@@ -23,13 +24,43 @@ const std::vector<std::uint64_t> *SiteRecorder::frames_of(std::int32_t id) {
   return &stacks_.insert_or_assign(id, CachedStack{std::move(*frames), scan_}).first->second.frames;
 }
 
+SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack &stack) {
+  auto native = symbolizer_.symbolize(id, stack);
+  if (stack.python_key == 0)
+    return native;
+  const auto python = map_.read_python_stack(stack.python_key);
+  const PythonProcess *process = python_.process_of(id);
+  if (!python || !process)
+    return native;
+  return with_python_frames(std::move(native), python_.frames(id, *python),
+                            process->interpreter_path, (python->status & NT_PYTHON_TRUNCATED) != 0);
+}
+
 SiteIndex SiteRecorder::site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
-                                StackCapture capture, std::uint64_t caller) {
+                                StackCapture capture, std::uint64_t caller,
+                                std::uint64_t python_key) {
   const auto *frames = frames_of(stack_id);
   if (!frames)
     return sites.pseudo_site(SiteKind::no_stack);
-  const auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
-  return sites.site(stack, sites_.may_add(sites), [&] { return symbolizer_.symbolize(id, stack); });
+  auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
+  stack.python_key = python_key;
+  return sites.site(stack, sites_.may_add(sites), [&] { return symbolize(id, stack); });
+}
+
+void SiteRecorder::update_python_processes(const std::vector<ProcessId> &processes) {
+  if (!enabled())
+    return;
+  for (const auto &id : processes) {
+    if (python_written_.contains(id))
+      continue;
+    const PythonProcess *process = python_.process_of(id);
+    if (!process)
+      continue;
+    const auto offsets = to_abi_offsets(process->offsets, process->runtime_address,
+                                        id.start_ticks, settings_.ns_per_tick);
+    if (map_.set_python_process(static_cast<std::uint32_t>(id.pid), offsets))
+      python_written_.insert(id);
+  }
 }
 
 void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
@@ -39,7 +70,8 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
   const auto kind = allocation_kind(api);
   if (kind && *kind != MemoryKind::host_pinned) {
     auto &sites = sites_.process(id);
-    const auto site = site_of(id, sites, event.stack_id, StackCapture::at_return, 0);
+    const auto site =
+        site_of(id, sites, event.stack_id, StackCapture::at_return, 0, event.python_stack);
     if (event.result != 0) {
       // Width x height for a pitched request: the pitch is only written on success.
       const std::uint64_t requested =
@@ -94,7 +126,7 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     std::map<SiteIndex, std::vector<Frame>> python;
     if (const auto threads = longest_thread.find(id); threads != longest_thread.end())
       for (const auto &[site, tid] : threads->second)
-        if (auto frames = python_.frames_of(id, static_cast<int>(tid)); !frames.empty())
+        if (auto frames = python_.waiting_frames(id, static_cast<int>(tid)); !frames.empty())
           python.emplace(site, std::move(frames));
     sites.set_waiting_python(std::move(python));
   }
@@ -169,6 +201,10 @@ void SiteRecorder::forget(const ProcessId &id) {
   views_.erase(id);
   symbolizer_.forget(id);
   python_.forget(id);
+  if (python_written_.erase(id) != 0 &&
+      std::none_of(python_written_.begin(), python_written_.end(),
+                   [&](const ProcessId &other) { return other.pid == id.pid; }))
+    map_.forget_python_process(static_cast<std::uint32_t>(id.pid)); // not a later one's entry
 }
 
 std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id) const {

@@ -16,7 +16,7 @@
 #include "cuda/cuda_state.h"
 #include "cuda/stack_map.h"
 #include "stacks/call_sites.h"
-#include "stacks/python_wait_frames.h"
+#include "stacks/python_call_frames.h"
 #include "stacks/symbolizer.h"
 
 namespace neutracer {
@@ -30,6 +30,9 @@ struct SiteRecorderSettings {
   std::uint64_t keep_unused_scans = 32;
   // A wait in progress at least this long gets its thread's Python frames read (CPython 3.11+).
   double python_wait_seconds = 0.5;
+  // 1e9 / sysconf(_SC_CLK_TCK): the kernel side tells a process from a later one of its PID
+  // by its start time, in clock ticks.
+  std::uint64_t ns_per_tick = 10'000'000;
 };
 
 // What an alert names: the site of a failed allocation (OOM, fragmentation), of a leak, or of a
@@ -51,6 +54,9 @@ public:
   // Whether the probes take stacks at all (stacks.enabled).
   bool enabled() const { return map_.stack_depth() > 0; }
 
+  // The traced processes, at each scan: those that run a CPython this can read get their
+  // interpreter's offsets written for the kernel side, so their allocations carry Python stacks.
+  void update_python_processes(const std::vector<ProcessId> &processes);
   // A completed call of process `id`: allocations, failed allocations, frees, syncs.
   void record(const ProcessId &id, const nt_call_event &event);
   // Calls in progress, read at each scan: syncs with a stack are pending waits at their site;
@@ -89,12 +95,15 @@ private:
   // The frames of a stack id (read from the map once); nullptr when the map lacks it.
   const std::vector<std::uint64_t> *frames_of(std::int32_t id);
   SiteIndex site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
-                    StackCapture capture, std::uint64_t caller);
+                    StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0);
+  // The native frames of a new site, with the Python frames of `python_key` when it has them.
+  SymbolizedStack symbolize(const ProcessId &id, const CallSiteStack &stack);
 
   StackMap &map_;
   SiteRecorderSettings settings_;
   Symbolizer symbolizer_;
-  PythonWaitFrames python_;
+  PythonCallFrames python_;
+  std::set<ProcessId> python_written_; // processes whose offsets the kernel side has
   CallSites sites_;
   std::unordered_map<std::int32_t, CachedStack> stacks_;
   // (stack id, caller) of each sampled launch stack -> its site, per process.

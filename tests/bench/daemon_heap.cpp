@@ -89,6 +89,11 @@ public:
     return std::nullopt;
   }
   std::vector<std::int32_t> stack_ids() const override { return {}; }
+  std::optional<nt_python_stack> read_python_stack(std::uint64_t) const override {
+    return std::nullopt;
+  }
+  bool set_python_process(std::uint32_t, const nt_python_offsets &) override { return false; }
+  void forget_python_process(std::uint32_t) override {}
   void delete_stacks(const std::vector<std::int32_t> &) override {}
   std::vector<LaunchStackCount> read_launch_stacks() const override { return {}; }
   void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}

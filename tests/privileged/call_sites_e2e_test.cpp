@@ -2,6 +2,7 @@
 // frame pointers (tests/standin/sites.c): its failed and leaking allocations, a long wait and
 // sampled launches, in /api/v1/processes/<pid>/sites, the journal, the flame graph and the
 // memory page. Judges only its own processes.
+#include <algorithm>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -220,16 +221,17 @@ TEST_F(CallSitesE2E, AWaitInProgressNamesItsSiteAndTheHangAlertToo) {
   finish(program);
 }
 
-// The line of tests/privileged/py_sites/wait_script.py that waits (marked in the file).
-int waiting_line() {
-  std::ifstream script(std::string(NEUTRACER_SOURCE_DIR) +
-                       "/tests/privileged/py_sites/wait_script.py");
+// The line of a script in tests/privileged/py_sites marked with `mark`.
+int marked_line(const std::string &script_name, const std::string &mark) {
+  std::ifstream script(std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/" +
+                       script_name);
   std::string line;
   for (int number = 1; std::getline(script, line); ++number)
-    if (line.find("# the waiting line") != std::string::npos)
+    if (line.find(mark) != std::string::npos)
       return number;
   return -1;
 }
+int waiting_line() { return marked_line("wait_script.py", "# the waiting line"); }
 
 TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
   // A Python program calls the stand-in driver through ctypes and waits 3 s in
@@ -292,6 +294,74 @@ TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
         return true;
       },
       3s));
+  std::ofstream(done).put('\n');
+  const auto status = python.wait_exit(10s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+}
+
+TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
+  // A Python program allocates through ctypes: 2 GiB (more than the stand-in's 1 GiB), then
+  // 4 MiB every 0.2 s, kept. The probes walk its Python frames at each allocation's return.
+  const int failing = marked_line("alloc_script.py", "# the failing line");
+  const int leaking = marked_line("alloc_script.py", "# the leaking line");
+  ASSERT_GT(failing, 0);
+  ASSERT_GT(leaking, 0);
+  const auto go = dir_ / "alloc-go", done = dir_ / "alloc-exit";
+  ChildProcess python({NEUTRACER_SITES_PYTHON,
+                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/alloc_script.py",
+                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "40"},
+                      (dir_ / "python.err").string());
+  const auto ready = python.wait_for_line("ready ", 10s);
+  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
+  std::istringstream words(ready->substr(6));
+  std::string pid, version;
+  words >> pid >> version;
+  ASSERT_TRUE(eventually(
+      [&] {
+        return value(scrape(), "neutracer_cuda_memory_used_bytes",
+                     {{"pid", pid}, {"kind", "device"}}) >= 0;
+      },
+      10s))
+      << "daemon never traced the script; log: " << log();
+  wait_scans(2); // its interpreter found and given to the probes
+  std::ofstream(go).put('\n');
+  ASSERT_TRUE(python.wait_for_line("failed 2", 10s)) << "CUDA_ERROR_OUT_OF_MEMORY expected";
+  ASSERT_TRUE(python.wait_for_line("grown", 30s));
+  wait_scans(2);
+  const auto document = sites(pid);
+  nlohmann::json failed, leaked;
+  for (const auto &site : document["sites"]) {
+    if (site["counts"]["failed_allocations"].get<int>() > 0)
+      failed = site;
+    if (site["counts"]["live_allocations"].get<int>() > 0)
+      leaked = site;
+  }
+  ASSERT_FALSE(failed.is_null()) << document.dump(1);
+  ASSERT_FALSE(leaked.is_null()) << document.dump(1);
+  const auto script = std::string("alloc_script.py:");
+  EXPECT_EQ(failed["summary"], "ask_too_much (" + script + std::to_string(failing) + ")")
+      << failed.dump(1);
+  EXPECT_EQ(leaked["summary"], "grow (" + script + std::to_string(leaking) + ")")
+      << leaked.dump(1);
+  EXPECT_EQ(leaked["counts"]["live_allocations"], 40);
+  // The mixed stack: Python frames follow the native ones, the caller of each under it.
+  const auto names = functions(leaked);
+  const auto at = std::find(names.begin(), names.end(), "grow");
+  ASSERT_NE(at, names.end()) << leaked.dump(1);
+  ASSERT_NE(at + 1, names.end());
+  EXPECT_EQ(*(at + 1), "main");
+  EXPECT_EQ(leaked["frames"][at - names.begin()]["kind"], "python");
+  EXPECT_EQ(leaked["frames"][at - names.begin()]["line"], leaking);
+  // The journal's alerts name the same lines.
+  ASSERT_TRUE(eventually([&] { return !journal_entries(kOomMessageId, pid).empty(); }, 5s));
+  const auto oom = journal_entries(kOomMessageId, pid)[0];
+  EXPECT_EQ(oom.at("TARGET_CODE_FUNC"), "ask_too_much");
+  EXPECT_EQ(oom.at("TARGET_CODE_LINE"), std::to_string(failing));
+  ASSERT_TRUE(eventually([&] { return !journal_entries(kLeakMessageId, pid).empty(); }, 10s))
+      << log();
+  const auto leak = journal_entries(kLeakMessageId, pid)[0];
+  EXPECT_EQ(leak.at("TARGET_CODE_FUNC"), "grow");
+  EXPECT_EQ(leak.at("TARGET_CODE_LINE"), std::to_string(leaking));
   std::ofstream(done).put('\n');
   const auto status = python.wait_exit(10s);
   EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);

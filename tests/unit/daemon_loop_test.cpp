@@ -88,6 +88,11 @@ public:
     for (const auto id : ids)
       stacks.erase(id);
   }
+  std::optional<nt_python_stack> read_python_stack(std::uint64_t) const override {
+    return std::nullopt;
+  }
+  bool set_python_process(std::uint32_t, const nt_python_offsets &) override { return false; }
+  void forget_python_process(std::uint32_t) override {}
   std::vector<LaunchStackCount> read_launch_stacks() const override { return launch_stacks; }
   void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
 

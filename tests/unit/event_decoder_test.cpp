@@ -62,10 +62,11 @@ std::vector<std::byte> make_name_bytes(std::uint32_t api, const std::string &nam
 }
 
 TEST(EventDecoder, AbiLayout) {
-  EXPECT_EQ(sizeof(nt_call_event), 120u);
+  EXPECT_EQ(sizeof(nt_call_event), 128u);
   EXPECT_EQ(offsetof(nt_call_event, context), 104u);
   EXPECT_EQ(offsetof(nt_call_event, stack_id), 44u);
   EXPECT_EQ(offsetof(nt_call_event, caller), 112u);
+  EXPECT_EQ(offsetof(nt_call_event, python_stack), 120u);
   EXPECT_EQ(sizeof(nt_inflight_call), 80u);
   EXPECT_EQ(sizeof(nt_launch_stack_key), 24u);
   EXPECT_EQ(sizeof(nt_launch_key), 32u);

@@ -35,8 +35,19 @@ public:
   }
   std::vector<LaunchStackCount> read_launch_stacks() const override { return {}; }
   void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
+  std::optional<nt_python_stack> read_python_stack(std::uint64_t key) const override {
+    const auto it = python_stacks.find(key);
+    return it == python_stacks.end() ? std::nullopt : std::optional(it->second);
+  }
+  bool set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) override {
+    python_processes[tgid] = offsets;
+    return true;
+  }
+  void forget_python_process(std::uint32_t tgid) override { python_processes.erase(tgid); }
 
   std::uint32_t depth = 16;
+  std::map<std::uint64_t, nt_python_stack> python_stacks;
+  std::map<std::uint32_t, nt_python_offsets> python_processes;
   std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
   std::vector<std::int32_t> deleted;
   mutable int reads = 0;
@@ -96,6 +107,34 @@ TEST_F(SiteRecorderTest, AllocationsAndFailuresLandAtTheirNamedSite) {
   EXPECT_EQ(map_.reads, 1) << "an id's frames are read once";
   EXPECT_EQ(recorder.site_for(self_, SitePurpose::failure, 2000), &site);
   EXPECT_EQ(recorder.site_for(self_, SitePurpose::leak, 2000), &site);
+}
+
+TEST_F(SiteRecorderTest, OneNativeStackFromTwoPythonLinesIsTwoSites) {
+  SiteRecorder recorder(map_, procfs_);
+  auto from_line_a = allocation(0x1000, 4096, 7);
+  from_line_a.python_stack = 0xa;
+  auto from_line_b = allocation(0x2000, 4096, 7);
+  from_line_b.python_stack = 0xb;
+  recorder.record(self_, from_line_a);
+  recorder.record(self_, from_line_b);
+  recorder.record(self_, allocation(0x3000, 4096, 7)); // no Python stack
+  auto again_a = allocation(0x4000, 4096, 7);
+  again_a.python_stack = 0xa;
+  recorder.record(self_, again_a);
+  const auto *sites = recorder.sites().find(self_);
+  ASSERT_NE(sites, nullptr);
+  ASSERT_EQ(sites->stack_sites(), 3u);
+  EXPECT_EQ(sites->sites().at(0).counts.allocations, 2u) << "line a, twice";
+  // This test process runs no CPython: the site keeps its native frames.
+  EXPECT_EQ(*sites->sites().at(0).stack->frames.at(0).function, "fixture::work_item(int)");
+}
+
+TEST_F(SiteRecorderTest, OnlyAProcessRunningCPythonIsGivenToTheKernelSide) {
+  SiteRecorder recorder(map_, procfs_);
+  recorder.update_python_processes({self_});
+  EXPECT_TRUE(map_.python_processes.empty()) << "this test program is not Python";
+  recorder.forget(self_);
+  EXPECT_TRUE(map_.python_processes.empty());
 }
 
 TEST_F(SiteRecorderTest, AStackTheKernelDidNotStoreCountsAtNoStack) {

@@ -1,0 +1,28 @@
+#include "stacks/mixed_stack.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace neutracer {
+
+SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> python,
+                                   std::string_view interpreter_path, bool python_truncated) {
+  if (python.empty())
+    return native;
+  const auto interpreter = std::find_if(native.frames.begin(), native.frames.end(),
+                                        [&](const Frame &frame) {
+                                          return frame.kind == FrameKind::native && frame.module &&
+                                                 *frame.module == interpreter_path;
+                                        });
+  const bool reached = interpreter != native.frames.end();
+  native.frames.erase(interpreter, native.frames.end());
+  native.frames.insert(native.frames.end(), std::make_move_iterator(python.begin()),
+                       std::make_move_iterator(python.end()));
+  if (python_truncated)
+    native.end = StackEnd::depth_limit;
+  else if (reached)
+    native.end = StackEnd::complete;
+  return native;
+}
+
+} // namespace neutracer

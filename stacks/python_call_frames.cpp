@@ -1,0 +1,81 @@
+#include "stacks/python_call_frames.h"
+
+#include <memory>
+#include <spdlog/spdlog.h>
+#include <string>
+
+#include "pystacks/python_detection.h"
+#include "pystacks/python_thread_walker.h"
+
+namespace neutracer {
+namespace {
+
+// An interpreter mapped but not initialised yet is asked again this many times at most.
+constexpr int kMaxAttempts = 8;
+
+} // namespace
+
+const PythonProcess *PythonCallFrames::process_of(const ProcessId &id) {
+  auto &known = known_[id];
+  if (!known.final && known.attempts < kMaxAttempts) {
+    ++known.attempts;
+    auto detection = detect_python(procfs_, id, LiveProcessMemory(id.pid));
+    if (detection.process) {
+      known.process = std::move(detection.process);
+      known.final = true;
+    } else if (!detection.retry_later) {
+      known.final = true;
+      spdlog::debug("pid {}: no Python frames for its calls: {}", id.pid, detection.error);
+    }
+  }
+  return known.process ? &*known.process : nullptr;
+}
+
+Frame PythonCallFrames::resolve(const PythonProcess &process, const ProcessMemory &memory,
+                                const nt_python_frame &raw) {
+  const auto resolved = resolver_.resolve(process, memory, raw);
+  Frame frame;
+  frame.kind = FrameKind::python;
+  frame.function = std::make_shared<const std::string>(resolved.function);
+  frame.module = std::make_shared<const std::string>(resolved.file);
+  frame.line = resolved.line > 0 ? static_cast<std::uint32_t>(resolved.line) : 0;
+  return frame;
+}
+
+std::vector<Frame> PythonCallFrames::waiting_frames(const ProcessId &id, int tid) {
+  const PythonProcess *process = process_of(id);
+  if (!process || tid <= 0)
+    return {};
+  const LiveProcessMemory memory(id.pid);
+  const auto threads = walk_python_threads(memory, *process);
+  for (const auto &thread : threads.threads) {
+    if (thread.native_thread_id != static_cast<std::uint64_t>(tid))
+      continue;
+    std::vector<Frame> frames;
+    frames.reserve(thread.frames.size());
+    for (const auto &raw : thread.frames)
+      frames.push_back(resolve(*process, memory, raw));
+    return frames;
+  }
+  return {};
+}
+
+std::vector<Frame> PythonCallFrames::frames(const ProcessId &id, const nt_python_stack &stack) {
+  const PythonProcess *process = process_of(id);
+  if (!process)
+    return {};
+  const LiveProcessMemory memory(id.pid);
+  std::vector<Frame> frames;
+  const auto depth = std::min<std::uint32_t>(stack.depth, NT_PYTHON_FRAMES_MAX);
+  frames.reserve(depth);
+  for (std::uint32_t i = 0; i < depth; ++i)
+    frames.push_back(resolve(*process, memory, stack.frames[i]));
+  return frames;
+}
+
+void PythonCallFrames::forget(const ProcessId &id) {
+  known_.erase(id);
+  resolver_.forget(id);
+}
+
+} // namespace neutracer
