@@ -33,6 +33,7 @@ struct {
 DEFINE_STATS_MAP
 DEFINE_THREAD_CONTEXTS_MAP
 DEFINE_STACKS_MAP
+#include "python_stacks.bpf.h"
 
 /*
  * Launch sites: about 1 in `launch_stack_every` launches (set before load; 0: none) records its
@@ -89,6 +90,7 @@ static __always_inline void sample_launch_stack(struct pt_regs *ctx, __u32 tgid,
 
 	if (key.stack_id == NT_NO_STACK)
 		return;
+	key.python_stack = store_python_stack();
 	samples = bpf_map_lookup_elem(&launch_stacks, &key);
 	if (samples) {
 		__sync_fetch_and_add(samples, 1);

@@ -134,6 +134,7 @@ struct nt_launch_stack_key {
 	nt_s32 stack_id;
 	nt_u64 proc_start_ns;
 	nt_u64 caller; /* return address at the launch API's entry */
+	nt_u64 python_stack; /* the key of the launching thread's Python stack in python_stacks; 0: none */
 };
 
 /*

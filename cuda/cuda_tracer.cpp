@@ -150,6 +150,10 @@ void CudaTracer::load(const TracerSettings &settings) {
         skeleton->rodata->launch_stack_every = every;
         bpf_map__set_max_entries(skeleton->maps.launch_stacks,
                                  every ? settings.launch_stack_entries : 1);
+        if (!stacks) // allocated whole: one entry each when no stack is taken
+          for (bpf_map *map : {skeleton->maps.python_stacks, skeleton->maps.python_processes,
+                               skeleton->maps.python_thread_states})
+            bpf_map__set_max_entries(map, 1);
         multi(skeleton->progs.launch_handle_arg1);
         multi(skeleton->progs.launch_handle_arg2);
       },
@@ -158,10 +162,6 @@ void CudaTracer::load(const TracerSettings &settings) {
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, cuda_calls__destroy,
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
-        if (!stacks) // allocated whole: one entry each when no stack is taken
-          for (bpf_map *map : {skeleton->maps.python_stacks, skeleton->maps.python_processes,
-                               skeleton->maps.python_thread_states})
-            bpf_map__set_max_entries(map, 1);
         for (bpf_program *program :
              {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
               skeleton->progs.context_set, skeleton->progs.context_push,
@@ -180,13 +180,18 @@ void CudaTracer::load(const TracerSettings &settings) {
             error != 0)
           throw TracerError(TracerError::Reason::other,
                             "cannot share the thread context map: " + errno_text(-error));
-        // One stack map: ids from either program name the same stacks.
+        // One stack map: ids from either program name the same stacks. One set of Python maps:
+        // the processes' offsets are written once, stack keys from either are read in one map.
         skeleton->rodata->capture_stacks = stacks ? 1 : 0;
-        if (const int error =
-                bpf_map__reuse_fd(skeleton->maps.stacks, bpf_map__fd(launch_->maps.stacks));
-            error != 0)
-          throw TracerError(TracerError::Reason::other,
-                            "cannot share the stack map: " + errno_text(-error));
+        for (const auto &[mine, theirs] :
+             {std::pair{skeleton->maps.stacks, launch_->maps.stacks},
+              std::pair{skeleton->maps.python_stacks, launch_->maps.python_stacks},
+              std::pair{skeleton->maps.python_processes, launch_->maps.python_processes},
+              std::pair{skeleton->maps.python_thread_states, launch_->maps.python_thread_states}})
+          if (const int error = bpf_map__reuse_fd(mine, bpf_map__fd(theirs)); error != 0)
+            throw TracerError(TracerError::Reason::other, std::string("cannot share the map ") +
+                                                              bpf_map__name(mine) + ": " +
+                                                              errno_text(-error));
       },
       kKernelNeeds));
   ring_buffer_.reset(ring_buffer__new(
@@ -522,20 +527,20 @@ std::optional<std::vector<std::uint64_t>> CudaTracer::read_stack(std::int32_t id
 std::optional<nt_python_stack> CudaTracer::read_python_stack(std::uint64_t key) const {
   nt_python_stack stack{};
   if (stack_depth_ == 0 || key == 0 ||
-      bpf_map_lookup_elem(bpf_map__fd(calls_->maps.python_stacks), &key, &stack) != 0)
+      bpf_map_lookup_elem(bpf_map__fd(launch_->maps.python_stacks), &key, &stack) != 0)
     return std::nullopt;
   stack.depth = std::min<std::uint32_t>(stack.depth, NT_PYTHON_FRAMES_MAX);
   return stack;
 }
 
 bool CudaTracer::set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) {
-  return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(calls_->maps.python_processes),
+  return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(launch_->maps.python_processes),
                                                   &tgid, &offsets, BPF_ANY) == 0;
 }
 
 void CudaTracer::forget_python_process(std::uint32_t tgid) {
   if (stack_depth_ > 0)
-    bpf_map_delete_elem(bpf_map__fd(calls_->maps.python_processes), &tgid);
+    bpf_map_delete_elem(bpf_map__fd(launch_->maps.python_processes), &tgid);
 }
 
 std::vector<std::int32_t> CudaTracer::stack_ids() const {
@@ -568,7 +573,8 @@ std::vector<LaunchStackCount> CudaTracer::read_launch_stacks() const {
   read_hash_map<nt_launch_stack_key, std::uint64_t>(
       bpf_map__fd(launch_->maps.launch_stacks),
       [&](const nt_launch_stack_key &key, std::uint64_t samples) {
-        counts.push_back({key.tgid, key.proc_start_ns, key.stack_id, key.caller, samples});
+        counts.push_back(
+            {key.tgid, key.proc_start_ns, key.stack_id, key.caller, samples, key.python_stack});
       });
   return counts;
 }
@@ -581,6 +587,7 @@ void CudaTracer::delete_launch_stacks(const std::vector<LaunchStackCount> &entri
     key.stack_id = entry.stack_id;
     key.proc_start_ns = entry.proc_start_ns;
     key.caller = entry.caller;
+    key.python_stack = entry.python_stack;
     bpf_map_delete_elem(fd, &key);
   }
 }

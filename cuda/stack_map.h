@@ -17,6 +17,7 @@ struct LaunchStackCount {
   std::int32_t stack_id = 0;
   std::uint64_t caller = 0;  // return address at the launch API's entry
   std::uint64_t samples = 0; // total since the process started being sampled
+  std::uint64_t python_stack = 0; // the key of its Python stack (read_python_stack); 0: none
 };
 
 class StackMap {

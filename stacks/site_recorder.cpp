@@ -143,12 +143,12 @@ void SiteRecorder::set_launch_stacks(const std::vector<LaunchStackCount> &counts
     const auto id = process_of(count.tgid, count.proc_start_ns);
     auto &sites = sites_.process(id);
     auto &known = launch_sites_[id];
-    const std::pair key{count.stack_id, count.caller};
+    const std::tuple key{count.stack_id, count.caller, count.python_stack};
     auto found = known.find(key);
     if (found == known.end())
       found = known
-                  .emplace(key,
-                           site_of(id, sites, count.stack_id, StackCapture::at_entry, count.caller))
+                  .emplace(key, site_of(id, sites, count.stack_id, StackCapture::at_entry,
+                                        count.caller, count.python_stack))
                   .first;
     samples[id][found->second] += count.samples;
   }

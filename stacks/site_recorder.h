@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -106,8 +107,9 @@ private:
   std::set<ProcessId> python_written_; // processes whose offsets the kernel side has
   CallSites sites_;
   std::unordered_map<std::int32_t, CachedStack> stacks_;
-  // (stack id, caller) of each sampled launch stack -> its site, per process.
-  std::map<ProcessId, std::map<std::pair<std::int32_t, std::uint64_t>, SiteIndex>> launch_sites_;
+  // (stack id, caller, Python stack) of each sampled launch stack -> its site, per process.
+  std::map<ProcessId, std::map<std::tuple<std::int32_t, std::uint64_t, std::uint64_t>, SiteIndex>>
+      launch_sites_;
   // Ids the kernel's maps refer to, at the last scan: waits in progress, launch samples.
   std::set<std::int32_t> inflight_ids_, launch_ids_;
   std::map<ProcessId, std::pair<std::uint64_t, std::shared_ptr<const ProcessSitesView>>> views_;

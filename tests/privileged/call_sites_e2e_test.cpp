@@ -367,6 +367,44 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
 }
 
+TEST_F(CallSitesE2E, PythonLaunchSamplesNameTheScriptLine) {
+  // 20 000 launches through ctypes, 1 in 100 sampled: each sample takes the Python frames too.
+  const int launching = marked_line("launch_script.py", "# the launching line");
+  ASSERT_GT(launching, 0);
+  const auto go = dir_ / "launch-go", done = dir_ / "launch-exit";
+  ChildProcess python({NEUTRACER_SITES_PYTHON,
+                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/launch_script.py",
+                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "20000"},
+                      (dir_ / "python.err").string());
+  const auto ready = python.wait_for_line("ready ", 10s);
+  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
+  const std::string pid = ready->substr(6, ready->find(' ', 6) - 6);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return value(scrape(), "neutracer_cuda_memory_used_bytes",
+                     {{"pid", pid}, {"kind", "device"}}) >= 0;
+      },
+      10s))
+      << "daemon never traced the script; log: " << log();
+  wait_scans(2); // its interpreter found and given to the probes
+  std::ofstream(go).put('\n');
+  ASSERT_TRUE(python.wait_for_line("launched", 60s));
+  wait_scans(2);
+  const auto document = sites(pid);
+  nlohmann::json launched;
+  for (const auto &site : document["sites"])
+    if (site["counts"]["launch_samples"].get<int>() > 0 &&
+        (launched.is_null() || site["counts"]["launch_samples"] > launched["counts"]["launch_samples"]))
+      launched = site;
+  ASSERT_FALSE(launched.is_null()) << document.dump(1);
+  EXPECT_EQ(launched["summary"], "launch_many (launch_script.py:" + std::to_string(launching) + ")")
+      << launched.dump(1);
+  EXPECT_GT(launched["counts"]["launch_samples"].get<int>(), 100);
+  std::ofstream(done).put('\n');
+  const auto status = python.wait_exit(10s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+}
+
 TEST_F(CallSitesE2E, LaunchesAreSampledAtTheirSite) {
   auto program = start({"launch:200000"});
   release(program);
