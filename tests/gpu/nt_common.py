@@ -4,6 +4,7 @@ Standard library only (the GPU machine has no pip and no internet).
 """
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -114,6 +115,17 @@ def select(samples, name, **labels):
 
 def value_sum(samples, name, **labels):
     return sum(v for _, v in select(samples, name, **labels))
+
+
+def wait_for(predicate, timeout, what, interval=0.1):
+    """predicate()'s first true value within `timeout` seconds; RuntimeError naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def load_json(path):

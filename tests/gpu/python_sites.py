@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from nt_common import fetch, parse_prometheus  # noqa: E402
+from nt_common import fetch, parse_prometheus, wait_for  # noqa: E402
 
 PORT = 19559
 CONFIG = ("detectors:\n"
@@ -82,16 +82,6 @@ def marked_line(mark):
             if text.rstrip().endswith(mark) and "torch." in text:
                 return number
     raise RuntimeError(f"the line marked {mark!r} is missing")
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def scrape():

@@ -108,6 +108,48 @@ protected:
     return found;
   }
 
+  // A script of tests/privileged/py_sites run by NEUTRACER_SITES_PYTHON on the stand-in driver
+  // (`script LIBCUDA GO_FILE EXIT_FILE ARG`), once the daemon traces it; it waits for its go
+  // file, and for its exit file before it exits.
+  struct Script {
+    std::unique_ptr<ChildProcess> process;
+    std::string pid, version;
+    fs::path go, exit;
+  };
+  Script start_script(const std::string &name, const std::string &arg) {
+    Script script;
+    script.go = dir_ / (name + ".go");
+    script.exit = dir_ / (name + ".exit");
+    script.process = std::make_unique<ChildProcess>(
+        std::vector<std::string>{NEUTRACER_SITES_PYTHON,
+                                 std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/" +
+                                     name,
+                                 NEUTRACER_STANDIN_LIBRARY, script.go.string(),
+                                 script.exit.string(), arg},
+        (dir_ / "python.err").string());
+    const auto ready = script.process->wait_for_line("ready ", 10s);
+    EXPECT_TRUE(ready) << name << " did not start; stderr in " << dir_ / "python.err";
+    if (!ready)
+      return script;
+    std::istringstream words(ready->substr(6));
+    words >> script.pid >> script.version;
+    const bool traced = eventually(
+        [&] {
+          return value(scrape(), "neutracer_cuda_memory_used_bytes",
+                       {{"pid", script.pid}, {"kind", "device"}}) >= 0;
+        },
+        10s);
+    EXPECT_TRUE(traced) << "daemon never traced " << name << "; log: " << log();
+    if (!traced)
+      script.pid.clear();
+    return script;
+  }
+  void finish_script(Script &script) {
+    std::ofstream(script.exit).put('\n');
+    const auto status = script.process->wait_exit(10s);
+    EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  }
+
   static std::vector<std::string> repeat(const std::vector<std::string> &steps, int count) {
     std::vector<std::string> out;
     for (int i = 0; i < count; ++i)
@@ -238,27 +280,13 @@ TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
   // cuCtxSynchronize: its thread's Python frames are read while it waits.
   const int line = waiting_line();
   ASSERT_GT(line, 0);
-  const auto go = dir_ / "py-go", done = dir_ / "py-exit";
-  ChildProcess python({NEUTRACER_SITES_PYTHON,
-                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/wait_script.py",
-                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "3000"},
-                      (dir_ / "python.err").string());
-  const auto ready = python.wait_for_line("ready ", 10s);
-  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
-  std::istringstream words(ready->substr(6));
-  std::string pid, version;
-  words >> pid >> version;
-  ASSERT_TRUE(version >= "3.11" && version.size() >= 4)
-      << NEUTRACER_SITES_PYTHON << " is Python " << version
+  auto script = start_script("wait_script.py", "3000");
+  ASSERT_FALSE(script.pid.empty());
+  const std::string &pid = script.pid;
+  ASSERT_TRUE(script.version >= "3.11" && script.version.size() >= 4)
+      << NEUTRACER_SITES_PYTHON << " is Python " << script.version
       << ": threads are matched by their native id, which CPython keeps from 3.11 on";
-  ASSERT_TRUE(eventually(
-      [&] {
-        return value(scrape(), "neutracer_cuda_memory_used_bytes",
-                     {{"pid", pid}, {"kind", "device"}}) >= 0;
-      },
-      10s))
-      << "daemon never traced the script; log: " << log();
-  std::ofstream(go).put('\n');
+  std::ofstream(script.go).put('\n');
   nlohmann::json waiting;
   ASSERT_TRUE(eventually(
       [&] {
@@ -283,7 +311,7 @@ TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
   const auto hang = journal_entries(kHangMessageId, pid)[0];
   EXPECT_EQ(hang.at("TARGET_CODE_FUNC"), "wait_for_gpu");
   EXPECT_EQ(hang.at("TARGET_CODE_LINE"), std::to_string(line));
-  ASSERT_TRUE(python.wait_for_line("waited 0", 10s));
+  ASSERT_TRUE(script.process->wait_for_line("waited 0", 10s));
   // Returned: nothing waits, so no Python frames are kept for the site.
   ASSERT_TRUE(eventually(
       [&] {
@@ -294,9 +322,7 @@ TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
         return true;
       },
       3s));
-  std::ofstream(done).put('\n');
-  const auto status = python.wait_exit(10s);
-  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  finish_script(script);
 }
 
 TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
@@ -306,27 +332,13 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   const int leaking = marked_line("alloc_script.py", "# the leaking line");
   ASSERT_GT(failing, 0);
   ASSERT_GT(leaking, 0);
-  const auto go = dir_ / "alloc-go", done = dir_ / "alloc-exit";
-  ChildProcess python({NEUTRACER_SITES_PYTHON,
-                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/alloc_script.py",
-                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "40"},
-                      (dir_ / "python.err").string());
-  const auto ready = python.wait_for_line("ready ", 10s);
-  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
-  std::istringstream words(ready->substr(6));
-  std::string pid, version;
-  words >> pid >> version;
-  ASSERT_TRUE(eventually(
-      [&] {
-        return value(scrape(), "neutracer_cuda_memory_used_bytes",
-                     {{"pid", pid}, {"kind", "device"}}) >= 0;
-      },
-      10s))
-      << "daemon never traced the script; log: " << log();
+  auto script = start_script("alloc_script.py", "40");
+  ASSERT_FALSE(script.pid.empty());
+  const std::string &pid = script.pid;
   wait_scans(2); // its interpreter found and given to the probes
-  std::ofstream(go).put('\n');
-  ASSERT_TRUE(python.wait_for_line("failed 2", 10s)) << "CUDA_ERROR_OUT_OF_MEMORY expected";
-  ASSERT_TRUE(python.wait_for_line("grown", 30s));
+  std::ofstream(script.go).put('\n');
+  ASSERT_TRUE(script.process->wait_for_line("failed 2", 10s)) << "CUDA_ERROR_OUT_OF_MEMORY expected";
+  ASSERT_TRUE(script.process->wait_for_line("grown", 30s));
   wait_scans(2);
   const auto document = sites(pid);
   nlohmann::json failed, leaked;
@@ -362,35 +374,20 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   const auto leak = journal_entries(kLeakMessageId, pid)[0];
   EXPECT_EQ(leak.at("TARGET_CODE_FUNC"), "grow");
   EXPECT_EQ(leak.at("TARGET_CODE_LINE"), std::to_string(leaking));
-  std::ofstream(done).put('\n');
-  const auto status = python.wait_exit(10s);
-  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  finish_script(script);
 }
 
 TEST_F(CallSitesE2E, PythonLaunchSamplesNameTheScriptLine) {
   // 20 000 launches through ctypes, 1 in 100 sampled: each sample takes the Python frames too.
   const int launching = marked_line("launch_script.py", "# the launching line");
   ASSERT_GT(launching, 0);
-  const auto go = dir_ / "launch-go", done = dir_ / "launch-exit";
-  ChildProcess python({NEUTRACER_SITES_PYTHON,
-                       std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/launch_script.py",
-                       NEUTRACER_STANDIN_LIBRARY, go.string(), done.string(), "20000"},
-                      (dir_ / "python.err").string());
-  const auto ready = python.wait_for_line("ready ", 10s);
-  ASSERT_TRUE(ready) << "the script did not start; stderr in " << dir_ / "python.err";
-  const std::string pid = ready->substr(6, ready->find(' ', 6) - 6);
-  ASSERT_TRUE(eventually(
-      [&] {
-        return value(scrape(), "neutracer_cuda_memory_used_bytes",
-                     {{"pid", pid}, {"kind", "device"}}) >= 0;
-      },
-      10s))
-      << "daemon never traced the script; log: " << log();
+  auto script = start_script("launch_script.py", "20000");
+  ASSERT_FALSE(script.pid.empty());
   wait_scans(2); // its interpreter found and given to the probes
-  std::ofstream(go).put('\n');
-  ASSERT_TRUE(python.wait_for_line("launched", 60s));
+  std::ofstream(script.go).put('\n');
+  ASSERT_TRUE(script.process->wait_for_line("launched", 60s));
   wait_scans(2);
-  const auto document = sites(pid);
+  const auto document = sites(script.pid);
   nlohmann::json launched;
   for (const auto &site : document["sites"])
     if (site["counts"]["launch_samples"].get<int>() > 0 &&
@@ -400,9 +397,7 @@ TEST_F(CallSitesE2E, PythonLaunchSamplesNameTheScriptLine) {
   EXPECT_EQ(launched["summary"], "launch_many (launch_script.py:" + std::to_string(launching) + ")")
       << launched.dump(1);
   EXPECT_GT(launched["counts"]["launch_samples"].get<int>(), 100);
-  std::ofstream(done).put('\n');
-  const auto status = python.wait_exit(10s);
-  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  finish_script(script);
 }
 
 TEST_F(CallSitesE2E, LaunchesAreSampledAtTheirSite) {

@@ -24,19 +24,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
-from nt_common import fetch, parse_prometheus, value_sum  # noqa: E402
+from nt_common import fetch, parse_prometheus, value_sum, wait_for  # noqa: E402
 
 PORT = 19558
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def scrape():
