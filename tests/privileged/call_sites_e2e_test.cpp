@@ -350,10 +350,10 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   }
   ASSERT_FALSE(failed.is_null()) << document.dump(1);
   ASSERT_FALSE(leaked.is_null()) << document.dump(1);
-  const auto script = std::string("alloc_script.py:");
-  EXPECT_EQ(failed["summary"], "ask_too_much (" + script + std::to_string(failing) + ")")
+  const auto file = std::string("alloc_script.py:");
+  EXPECT_EQ(failed["summary"], "ask_too_much (" + file + std::to_string(failing) + ")")
       << failed.dump(1);
-  EXPECT_EQ(leaked["summary"], "grow (" + script + std::to_string(leaking) + ")")
+  EXPECT_EQ(leaked["summary"], "grow (" + file + std::to_string(leaking) + ")")
       << leaked.dump(1);
   EXPECT_EQ(leaked["counts"]["live_allocations"], 40);
   // The mixed stack: Python frames follow the native ones, the caller of each under it.
