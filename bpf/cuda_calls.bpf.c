@@ -75,8 +75,10 @@ static __always_inline int record_entry(struct pt_regs *ctx)
 	/* A wait in progress names its site: the stack is taken now, while the thread waits. */
 	if (is_sync(key.api)) {
 		call.stack_id = user_stack_id(ctx);
-		if (call.stack_id != NT_NO_STACK)
+		if (call.stack_id != NT_NO_STACK) {
 			call.caller = entry_return_address(ctx);
+			call.python_stack = store_python_stack();
+		}
 	}
 	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
 		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
@@ -272,7 +274,7 @@ static __always_inline int report_call(struct pt_regs *ctx)
 		return 0;
 	}
 	/* Walked before the ring record is reserved: no call with a reservation held. */
-	python_stack = is_allocation(key.api) ? store_python_stack() : 0;
+	python_stack = is_allocation(key.api) ? store_python_stack() : call->python_stack;
 	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
 	if (!event) {
 		count_stat(NT_STAT_RINGBUF_FULL);

@@ -186,6 +186,7 @@ struct nt_inflight_call {
 	nt_s32 stack_id; /* sync calls: the waiting thread's stack at entry; else NT_NO_STACK */
 	nt_u32 pad;
 	nt_u64 caller; /* with stack_id: the return address at entry */
+	nt_u64 python_stack; /* sync calls: the waiting thread's Python stack (python_stacks key) */
 };
 
 enum nt_event_kind {
@@ -219,9 +220,9 @@ struct nt_call_event {
 	nt_u64 context; /* the calling thread's current CUcontext at entry, 0 when unknown */
 	nt_u64 caller;  /* sync calls with a stack: the return address at entry; else 0 */
 	/*
-	 * Allocations by a thread of a Python process (python_processes has it): the key of the
-	 * thread's Python stack in `python_stacks` (a hash of the process and its frames); 0 for
-	 * none (not Python, stacks off, no frames).
+	 * Allocations (at return) and sync calls (at entry) by a thread of a Python process
+	 * (python_processes has it): the key of the thread's Python stack in `python_stacks` (a
+	 * hash of the process and its frames); 0 for none (not Python, stacks off, no frames).
 	 */
 	nt_u64 python_stack;
 };

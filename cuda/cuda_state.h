@@ -50,6 +50,7 @@ struct InflightCall {
   std::uint64_t enter_ns = 0;
   std::int32_t stack_id = NT_NO_STACK; // sync calls: the waiting thread's stack at entry
   std::uint64_t caller = 0;            // with stack_id: the return address at entry
+  std::uint64_t python_stack = 0;      // sync calls: the key of its Python stack; 0: none
 };
 
 // A CUdevice ordinal as the process sees it; this when the device of a call is unknown.

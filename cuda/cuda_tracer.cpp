@@ -599,7 +599,8 @@ std::vector<InflightCall> CudaTracer::read_inflight_calls() const {
       fd, [&](const nt_inflight_key &key, const nt_inflight_call &call) {
         calls.push_back({static_cast<std::uint32_t>(key.pid_tgid >> 32),
                          static_cast<std::uint32_t>(key.pid_tgid), call.proc_start_ns,
-                         static_cast<nt_api>(key.api), call.enter_ns, call.stack_id, call.caller});
+                         static_cast<nt_api>(key.api), call.enter_ns, call.stack_id, call.caller,
+                         call.python_stack});
       });
   return calls;
 }

@@ -22,7 +22,7 @@ static_assert(offsetof(nt_name_event, name) == 48);
 static_assert(sizeof(nt_launch_key) == 32);
 static_assert(sizeof(nt_inflight_key) == 16);
 static_assert(sizeof(nt_thread_context) == 48);
-static_assert(sizeof(nt_inflight_call) == 80);
+static_assert(sizeof(nt_inflight_call) == 88);
 static_assert(sizeof(nt_launch_stack_key) == 32);
 
 struct NameEvent {

@@ -24,6 +24,13 @@ const std::vector<std::uint64_t> *SiteRecorder::frames_of(std::int32_t id) {
   return &stacks_.insert_or_assign(id, CachedStack{std::move(*frames), scan_}).first->second.frames;
 }
 
+std::vector<Frame> SiteRecorder::python_stack_frames(const ProcessId &id, std::uint64_t key) {
+  if (key == 0)
+    return {};
+  const auto stack = map_.read_python_stack(key);
+  return stack ? python_.frames(id, *stack) : std::vector<Frame>{};
+}
+
 SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack &stack) {
   auto native = symbolizer_.symbolize(id, stack);
   if (stack.python_key == 0)
@@ -90,7 +97,9 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
     const double seconds = event.exit_ns > event.enter_ns
                                ? static_cast<double>(event.exit_ns - event.enter_ns) / 1e9
                                : 0.0;
-    sites.wait(site_of(id, sites, event.stack_id, StackCapture::at_entry, event.caller), seconds);
+    sites.wait(site_of(id, sites, event.stack_id, StackCapture::at_entry, event.caller,
+                       event.python_stack),
+               seconds);
   }
 }
 
@@ -99,7 +108,8 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
   if (!enabled())
     return;
   std::map<ProcessId, std::map<SiteIndex, std::pair<std::uint64_t, double>>> pending;
-  std::map<ProcessId, std::map<SiteIndex, std::uint32_t>> longest_thread; // tid per site
+  // The thread of each site's longest wait, and its Python stack key (0: none).
+  std::map<ProcessId, std::map<SiteIndex, std::pair<std::uint32_t, std::uint64_t>>> longest_thread;
   inflight_ids_.clear();
   for (const auto &call : calls) {
     if (!is_sync_api(call.api) || call.stack_id == NT_NO_STACK)
@@ -107,13 +117,14 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     inflight_ids_.insert(call.stack_id);
     const auto id = process_of(call.tgid, call.proc_start_ns);
     auto &sites = sites_.process(id);
-    const auto site = site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller);
+    const auto site = site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller,
+                              call.python_stack);
     auto &[count, longest] = pending[id][site];
     ++count;
     const double waited =
         now_ns > call.enter_ns ? static_cast<double>(now_ns - call.enter_ns) / 1e9 : 0.0;
     if (waited >= longest && waited >= settings_.python_wait_seconds)
-      longest_thread[id][site] = call.tid;
+      longest_thread[id][site] = {call.tid, call.python_stack};
     longest = std::max(longest, waited);
   }
   for (auto &[id, sites] : sites_.processes()) {
@@ -121,13 +132,18 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     sites.set_pending_waits(found == pending.end()
                                 ? std::map<SiteIndex, std::pair<std::uint64_t, double>>{}
                                 : found->second);
-    // Read now, while the thread still waits in the call: its frames are the ones that led
-    // to the wait.
+    // The frames the probe took at the call's entry (any CPython 3.9+); else read now, while
+    // the thread still waits in the call (3.11+): its frames are the ones that led to the wait.
     std::map<SiteIndex, std::vector<Frame>> python;
     if (const auto threads = longest_thread.find(id); threads != longest_thread.end())
-      for (const auto &[site, tid] : threads->second)
-        if (auto frames = python_.waiting_frames(id, static_cast<int>(tid)); !frames.empty())
+      for (const auto &[site, waiter] : threads->second) {
+        const auto &[tid, key] = waiter;
+        auto frames = python_stack_frames(id, key);
+        if (frames.empty())
+          frames = python_.waiting_frames(id, static_cast<int>(tid));
+        if (!frames.empty())
           python.emplace(site, std::move(frames));
+      }
     sites.set_waiting_python(std::move(python));
   }
 }

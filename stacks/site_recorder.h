@@ -62,7 +62,7 @@ public:
   void record(const ProcessId &id, const nt_call_event &event);
   // Calls in progress, read at each scan: syncs with a stack are pending waits at their site;
   // the thread of each site's longest wait, once it waited python_wait_seconds, gets its
-  // Python frames read.
+  // Python frames: those the probe took at the call's entry, else read from its memory.
   void set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
                     const ProcessOf &process_of);
   // The sampled launch stacks, read at each scan.
@@ -97,6 +97,8 @@ private:
   const std::vector<std::uint64_t> *frames_of(std::int32_t id);
   SiteIndex site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
                     StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0);
+  // The resolved frames of a Python stack the probes stored; empty when it is gone or 0.
+  std::vector<Frame> python_stack_frames(const ProcessId &id, std::uint64_t key);
   // The native frames of a new site, with the Python frames of `python_key` when it has them.
   SymbolizedStack symbolize(const ProcessId &id, const CallSiteStack &stack);
 

@@ -116,12 +116,14 @@ protected:
     std::string pid, version;
     fs::path go, exit;
   };
-  Script start_script(const std::string &name, const std::string &arg) {
+  Script start_script(const std::string &name, const std::string &arg,
+                      const std::string &python = NEUTRACER_SITES_PYTHON) {
+    static int started = 0; // each run its own files: an earlier run's go file is still there
     Script script;
-    script.go = dir_ / (name + ".go");
-    script.exit = dir_ / (name + ".exit");
+    script.go = dir_ / (name + std::to_string(started) + ".go");
+    script.exit = dir_ / (name + std::to_string(started++) + ".exit");
     script.process = std::make_unique<ChildProcess>(
-        std::vector<std::string>{NEUTRACER_SITES_PYTHON,
+        std::vector<std::string>{python,
                                  std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/" +
                                      name,
                                  NEUTRACER_STANDIN_LIBRARY, script.go.string(),
@@ -323,6 +325,48 @@ TEST_F(CallSitesE2E, APythonWaitNamesTheScriptLineThatWaits) {
       },
       3s));
   finish_script(script);
+}
+
+TEST_F(CallSitesE2E, EveryInterpretersWaitIsNamedByTheProbesPythonWalk) {
+  // The sync probe takes the Python frames at the call's entry, so a wait names its line on
+  // every CPython the walk knows (3.9-3.13), not only where the daemon can match a thread by
+  // its native id (3.11+); the completed wait's site keeps them in its stack.
+  const int line = waiting_line();
+  ASSERT_GT(line, 0);
+  std::istringstream list(NEUTRACER_TEST_PYTHONS);
+  int interpreters = 0;
+  for (std::string python; std::getline(list, python, '|');) {
+    SCOPED_TRACE(python);
+    ++interpreters;
+    auto script = start_script("wait_script.py", "3000", python);
+    ASSERT_FALSE(script.pid.empty());
+    std::ofstream(script.go).put('\n');
+    nlohmann::json waiting;
+    ASSERT_TRUE(eventually(
+        [&] {
+          const auto document = sites(script.pid); // kept: the loop reads inside it
+          for (const auto &site : document["sites"])
+            if (site.contains("waiting_python_frames"))
+              waiting = site;
+          return !waiting.is_null();
+        },
+        5s))
+        << "Python " << script.version << ": " << sites(script.pid).dump(1);
+    EXPECT_EQ(waiting["waiting_python_frames"][0]["function"], "wait_for_gpu");
+    EXPECT_EQ(waiting["waiting_python_frames"][0]["line"], line);
+    ASSERT_TRUE(script.process->wait_for_line("waited 0", 10s));
+    wait_scans(2);
+    nlohmann::json done;
+    const auto document = sites(script.pid);
+    for (const auto &site : document["sites"])
+      if (site["counts"]["waits"].get<int>() > 0)
+        done = site;
+    ASSERT_FALSE(done.is_null());
+    EXPECT_EQ(done["summary"], "wait_for_gpu (wait_script.py:" + std::to_string(line) + ")")
+        << "Python " << script.version << ": " << done.dump(1);
+    finish_script(script);
+  }
+  EXPECT_GE(interpreters, 1);
 }
 
 TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {

@@ -67,7 +67,7 @@ TEST(EventDecoder, AbiLayout) {
   EXPECT_EQ(offsetof(nt_call_event, stack_id), 44u);
   EXPECT_EQ(offsetof(nt_call_event, caller), 112u);
   EXPECT_EQ(offsetof(nt_call_event, python_stack), 120u);
-  EXPECT_EQ(sizeof(nt_inflight_call), 80u);
+  EXPECT_EQ(sizeof(nt_inflight_call), 88u);
   EXPECT_EQ(sizeof(nt_launch_stack_key), 32u);
   EXPECT_EQ(sizeof(nt_launch_key), 32u);
   EXPECT_EQ(offsetof(nt_launch_key, context), 24u);
