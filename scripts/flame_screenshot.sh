@@ -8,6 +8,9 @@
 #                  (default: tests/standin next to NEUTRACERD, as in a build tree)
 #     OUTPUT_PNG   default docs/images/flame-graph.png
 #   BY=launch_samples (or allocated_bytes, wait_seconds, ...) photographs another weight;
+#   DEMO=python runs scripts/flame_demo.py (the same trainer in Python, through ctypes, with
+#   PYTHON, default python3: CPython 3.9-3.13) instead of scripts/flame_demo.c, so the graph
+#   shows the script's functions and lines (default output docs/images/flame-graph-python.png);
 #   CHROMIUM names the browser (default chromium).
 #
 # It builds scripts/flame_demo.c (a stand-in "trainer" with frame pointers) against a copy of
@@ -25,7 +28,12 @@ fi
 daemon_bin=$(realpath "$1")
 standin_dir=$(realpath "${2:-$(dirname "$daemon_bin")/tests/standin}")
 repo=$(cd "$(dirname "$0")/.." && pwd)
-output=$(realpath -m "${3:-$repo/docs/images/flame-graph.png}")
+demo=${DEMO:-c}
+[[ $demo == c || $demo == python ]] || { echo "DEMO is c or python, not $demo" >&2; exit 2; }
+default_output=$repo/docs/images/flame-graph.png
+[[ $demo == python ]] && default_output=$repo/docs/images/flame-graph-python.png
+output=$(realpath -m "${3:-$default_output}")
+python=${PYTHON:-python3}
 chromium=${CHROMIUM:-chromium}
 port=19777
 steps=40
@@ -80,10 +88,15 @@ wait_for() {
 
 # The trainer, next to its own copy of the stand-in driver (RUNPATH $ORIGIN).
 cp "$standin_dir/libcuda.so.1" "$work/"
-# shellcheck disable=SC2016 # $ORIGIN is for the linker
-cc -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -Wall -Wextra \
-  -I "$repo/tests/standin" "$repo/scripts/flame_demo.c" -o "$work/demo-trainer" \
-  "$work/libcuda.so.1" -Wl,-rpath,'$ORIGIN'
+if [[ $demo == c ]]; then
+  # shellcheck disable=SC2016 # $ORIGIN is for the linker
+  cc -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -Wall -Wextra \
+    -I "$repo/tests/standin" "$repo/scripts/flame_demo.c" -o "$work/demo-trainer" \
+    "$work/libcuda.so.1" -Wl,-rpath,'$ORIGIN'
+  trainer=("$work/demo-trainer")
+else
+  trainer=("$python" "$repo/scripts/flame_demo.py" "$work/libcuda.so.1")
+fi
 
 cat > "$work/neutracerd.yaml" << 'EOF'
 # A launch stack every 10 launches (default 1000), so 40 short steps give a launch profile.
@@ -97,7 +110,7 @@ wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" ||
 
 # 80 GiB of simulated device memory, like an H100's.
 NEUTRACER_STANDIN_CAPACITY=$((80 << 30)) \
-  "$work/demo-trainer" "$work/go" "$work/exit" "$steps" > "$work/demo.out" 2> "$work/demo.err" &
+  "${trainer[@]}" "$work/go" "$work/exit" "$steps" > "$work/demo.out" 2> "$work/demo.err" &
 demo_pid=$!
 wait_for 10 grep -q '^ready ' "$work/demo.out" || { echo "the trainer did not start" >&2; exit 1; }
 pid=$(awk '/^ready /{print $2}' "$work/demo.out")
@@ -105,6 +118,7 @@ sites="http://127.0.0.1:$port/api/v1/processes/$pid/sites"
 # Attaching uprobes can take a while on a busy host; calls before it would be missed.
 wait_for 120 curl -sf -o /dev/null "$sites" ||
   { echo "the daemon never traced pid $pid" >&2; exit 1; }
+sleep 1 # a few scans: a Python trainer's interpreter found and given to the probes
 touch "$work/go"
 wait_for 60 grep -q '^done$' "$work/demo.out" || { echo "the trainer did not finish" >&2; exit 1; }
 

@@ -16,6 +16,10 @@ SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> py
                                         });
   const bool reached = interpreter != native.frames.end();
   native.frames.erase(interpreter, native.frames.end());
+  // A walk cut short ends in addresses that are no file's code (a frame pointer that was not
+  // one): the Python frames say more than they do.
+  while (!reached && !native.frames.empty() && !native.frames.back().module)
+    native.frames.pop_back();
   native.frames.insert(native.frames.end(), std::make_move_iterator(python.begin()),
                        std::make_move_iterator(python.end()));
   if (python_truncated)

@@ -48,7 +48,10 @@ TEST(MixedStack, PythonFramesTakeTheInterpretersPlace) {
 }
 
 TEST(MixedStack, ANativeStackCutShortIsFollowedByThePythonFrames) {
-  SymbolizedStack cut{{frame(FrameKind::native, "cudaMalloc", "/usr/lib/libcudart.so.12")},
+  Frame garbage; // a "return address" that points into the stack: no module
+  garbage.address = 0x7ffd2b459f60;
+  garbage.function = std::make_shared<const std::string>("?");
+  SymbolizedStack cut{{frame(FrameKind::native, "cudaMalloc", "/usr/lib/libcudart.so.12"), garbage},
                       StackEnd::no_frame_pointer};
   const auto mixed = with_python_frames(cut, python_frames(), kInterpreter, false);
   EXPECT_EQ(functions(mixed), (std::vector<std::string>{"cudaMalloc", "grow_cache", "main"}));
