@@ -1,6 +1,7 @@
 #pragma once
-// The Python frames of CUDA calls, as Frame values: from the kernel's walk at an allocation
-// (bpf/python_frames.bpf.h, a raw stack of code objects and instructions), or read from the
+// The Python frames of CUDA calls, as Frame values: from the kernel's walk at an allocation, a
+// sync call's entry or a sampled launch (bpf/python_stacks.bpf.h, a raw stack of code objects
+// and instructions), or read from the
 // process's memory while a thread waits in a call (a hang then names the script's line that
 // synchronised). Each process's interpreter is found once (detect_python) and kept; one that is
 // not initialised yet is asked again on later calls, a few times.

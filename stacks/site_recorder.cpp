@@ -24,12 +24,19 @@ const std::vector<std::uint64_t> *SiteRecorder::frames_of(std::int32_t id) {
   return &stacks_.insert_or_assign(id, CachedStack{std::move(*frames), scan_}).first->second.frames;
 }
 
-std::vector<Frame> SiteRecorder::python_stack_frames(const ProcessId &id, std::uint64_t key) {
-  if (key == 0)
-    return {};
-  const auto stack = map_.read_python_stack(key);
-  return stack ? python_.frames(id, *stack) : std::vector<Frame>{};
+namespace {
+
+// The Python frames a site's stack holds (the probe's walk, joined when the site was made).
+std::vector<Frame> python_frames_of(const Site &site) {
+  std::vector<Frame> frames;
+  if (site.stack)
+    for (const auto &frame : site.stack->frames)
+      if (frame.kind == FrameKind::python)
+        frames.push_back(frame);
+  return frames;
 }
+
+} // namespace
 
 SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack &stack) {
   auto native = symbolizer_.symbolize(id, stack);
@@ -132,13 +139,14 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     sites.set_pending_waits(found == pending.end()
                                 ? std::map<SiteIndex, std::pair<std::uint64_t, double>>{}
                                 : found->second);
-    // The frames the probe took at the call's entry (any CPython 3.9+); else read now, while
-    // the thread still waits in the call (3.11+): its frames are the ones that led to the wait.
+    // The frames the probe took at the call's entry (any CPython 3.9+), which the site keyed
+    // by them holds already; else read now, while the thread still waits in the call (3.11+):
+    // its frames are the ones that led to the wait.
     std::map<SiteIndex, std::vector<Frame>> python;
     if (const auto threads = longest_thread.find(id); threads != longest_thread.end())
       for (const auto &[site, waiter] : threads->second) {
         const auto &[tid, key] = waiter;
-        auto frames = python_stack_frames(id, key);
+        auto frames = key != 0 ? python_frames_of(sites.sites()[site]) : std::vector<Frame>{};
         if (frames.empty())
           frames = python_.waiting_frames(id, static_cast<int>(tid));
         if (!frames.empty())

@@ -29,7 +29,7 @@ struct SiteRecorderSettings {
   // deleted from the kernel's map (its buckets fill otherwise, and new stacks are lost).
   std::uint64_t collect_every_scans = 16;
   std::uint64_t keep_unused_scans = 32;
-  // A wait in progress at least this long gets its thread's Python frames read (CPython 3.11+).
+  // A wait in progress at least this long shows its thread's Python frames.
   double python_wait_seconds = 0.5;
   // 1e9 / sysconf(_SC_CLK_TCK): the kernel side tells a process from a later one of its PID
   // by its start time, in clock ticks.
@@ -97,8 +97,6 @@ private:
   const std::vector<std::uint64_t> *frames_of(std::int32_t id);
   SiteIndex site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
                     StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0);
-  // The resolved frames of a Python stack the probes stored; empty when it is gone or 0.
-  std::vector<Frame> python_stack_frames(const ProcessId &id, std::uint64_t key);
   // The native frames of a new site, with the Python frames of `python_key` when it has them.
   SymbolizedStack symbolize(const ProcessId &id, const CallSiteStack &stack);
 
