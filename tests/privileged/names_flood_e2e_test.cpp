@@ -1,6 +1,7 @@
 // End to end, as root: a process that registers thousands of distinct long kernel names (as
 // Triton and torch.compile jobs do) must not grow the daemon beyond its name bounds, and what
 // the daemon held for it must go when it exits.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <string>
 
@@ -11,7 +12,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class NamesFloodE2E : public DaemonE2E {};
+class NamesFloodE2E : public DaemonE2E {
+protected:
+  // Names the daemon did not keep: dropped by its bounds, or never seen because their events
+  // found the ring buffer full.
+  double names_dropped_or_lost(Scrape &s) const {
+    const double lost = value(s, "neutracer_events_dropped_total", {{"source", "ring_buffer"}});
+    return s["neutracer_cuda_kernel_names_dropped_total"] + std::max(lost, 0.0);
+  }
+};
 
 constexpr int kNames = 10000;
 constexpr int kNameBytes = 3000;
@@ -27,7 +36,15 @@ TEST_F(NamesFloodE2E, LongNamesStayWithinTheBoundAndGoWhenTheProcessExits) {
   ASSERT_FALSE(scenario.pid.empty());
   const std::vector<std::pair<std::string, std::string>> process{{"pid", scenario.pid},
                                                                  {"comm", kComm}};
-  auto s = scrape();
+  // The daemon may still be reading the flood's name events when its launches are counted (CI
+  // once scraped 8782 of at least 8975 drops): wait for the names to be settled.
+  Scrape s;
+  eventually(
+      [&] {
+        s = scrape();
+        return names_dropped_or_lost(s) >= kNames - 1024 - 1;
+      },
+      10s);
   // Every launch is counted; the ones whose names were dropped are [other], never
   // [unresolved] (their names were seen, just not kept).
   EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total", process), kNames);
@@ -36,9 +53,9 @@ TEST_F(NamesFloodE2E, LongNamesStayWithinTheBoundAndGoWhenTheProcessExits) {
       -1);
   EXPECT_GT(value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "[other]")),
             0);
-  // The default bound keeps 1024 names per process; at least the rest are dropped (the ring
-  // buffer may have lost some name events too).
-  EXPECT_GE(s["neutracer_cuda_kernel_names_dropped_total"], kNames - 1024 - 1);
+  // The default bound keeps 1024 names per process; the rest are dropped, or their events were
+  // lost when the ring buffer was full.
+  EXPECT_GE(names_dropped_or_lost(s), kNames - 1024 - 1);
   EXPECT_LE(s["neutracer_cuda_kernel_name_bytes"], s["neutracer_cuda_kernel_name_budget_bytes"]);
   EXPECT_GT(s["neutracer_cuda_kernel_name_bytes"], 0);
 
@@ -70,7 +87,7 @@ TEST_F(NamesFloodE2E, LongNamesStayWithinTheBoundAndGoWhenTheProcessExits) {
       << "RSS before " << rss_before / kMiB << " MiB, with the flood " << rss_flood / kMiB
       << ", after the exit " << rss_after / kMiB;
   // The counter outlives the process it counted.
-  EXPECT_GE(s["neutracer_cuda_kernel_names_dropped_total"], kNames - 1024 - 1);
+  EXPECT_GE(names_dropped_or_lost(s), kNames - 1024 - 1);
 }
 
 } // namespace
