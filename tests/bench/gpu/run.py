@@ -422,6 +422,7 @@ def render_markdown(data):
         out += ["", "Launches neutracerd counted for the PyTorch processes (at least; read one scan "
                 "after the timed loop): " + ", ".join(
                     f"{s['workload']} r{s['round']}: {s['daemon'].get('launches')}" for s in nt)]
+    out += render_bpf(data)
     sessions = data.get("daemon_sessions", [])
     if sessions:
         out += ["", "Daemon sessions (start = until /healthz answers; attach = until "
@@ -447,6 +448,35 @@ def render_markdown(data):
     return "\n".join(out)
 
 
+def render_bpf(data):
+    """The BPF programs that ran while each workload ran under neutracerd (--progstats)."""
+    per = collections.defaultdict(lambda: collections.defaultdict(list))
+    steps = {}
+    for s in data.get("samples", []):
+        if s.get("condition") != "neutracerd" or "bpf" not in s:
+            continue
+        r = s.get("result", {})
+        n = r.get("total_launches") or (r.get("iterations") or 0) + (r.get("warmup") or 0)
+        if n <= 0:
+            continue
+        steps[s["workload"]] = UNITS[s["workload"]].split("/")[-1]
+        for name, d in s["bpf"].items():
+            per[s["workload"]][name].append((d["hits"] / n, d["hits"], d["ns"] / d["hits"],
+                                             d["ns"] / n / 1000.0))
+    if not per:
+        return []
+    out = ["", "BPF programs while each workload ran under neutracerd (`--progstats`; from go to "
+           "RESULT, warm-up included; median (min–max) over the rounds; a program's own time, "
+           "not the trap that runs it):", "",
+           "| workload | program | hits per step | hits per run | ns per hit | µs per step |",
+           "|---|---|---|---|---|---|"]
+    for w in WORKLOAD_ORDER:
+        for name, rows in sorted(per.get(w, {}).items(), key=lambda kv: -max(r[3] for r in kv[1])):
+            cols = [fmt_cell(stats([r[i] for r in rows])) for i in range(4)]
+            out.append(f"| {w} ({steps[w]}) | `{name}` | " + " | ".join(cols) + " |")
+    return out
+
+
 def exit_status(data):
     if any(not s["ok"] for s in data["samples"]):
         return 1
@@ -463,6 +493,54 @@ def exit_status(data):
 
 # ------------------------------------------------------------------------------------------------
 # Processes
+
+
+class ProgStats:
+    """BPF run-time statistics of every loaded program (launch_cost/progstats --enable holds
+    kernel.bpf_stats on while it runs): hits and nanoseconds spent in each program, snapshot on
+    demand, summed by program name."""
+
+    def __init__(self, binary):
+        self.p = subprocess.Popen([binary, "--enable"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        first = self.p.stdout.readline().strip()
+        if first != "ENABLED":
+            self.p.kill()
+            raise SetupError(f"{binary} --enable printed {first!r}, not ENABLED (root needed)")
+
+    def snap(self):
+        self.p.stdin.write("snap\n")
+        self.p.stdin.flush()
+        if self.p.stdout.readline().split(" ")[0].strip() != "SNAP":
+            raise StepError("progstats: no snapshot")
+        progs = {}
+        for line in iter(self.p.stdout.readline, ""):
+            line = line.strip()
+            if line == "END":
+                return progs
+            _id, _type, cnt, ns, name = line.split(" ", 4)
+            hits = progs.setdefault(name, [0, 0])
+            hits[0] += int(cnt)
+            hits[1] += int(ns)
+        raise StepError("progstats ended")
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.p.stdin.close()
+        try:
+            self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def bpf_delta(before, after):
+    """Per program: hits and ns between two ProgStats snapshots (programs that ran)."""
+    out = {}
+    for name, (cnt, ns) in after.items():
+        c0, n0 = before.get(name, (0, 0))
+        if cnt > c0:
+            out[name] = {"hits": cnt - c0, "ns": ns - n0}
+    return out
 
 
 class Child:
@@ -554,6 +632,7 @@ class Runner:
         self.state_dir = None
         self.cuda_cmd = None
         self.sanitizer = None
+        self.progstats = None
         self.binary = os.path.abspath(args.binary)
         self.data = {
             "schema": 1, "started": now_iso(), "dry_run": self.dry, "standin": self.standin,
@@ -662,6 +741,8 @@ class Runner:
         self.build()
         if "leak" in self.args.sections:
             self.find_sanitizer()
+        if self.args.progstats:
+            self.progstats = ProgStats(os.path.abspath(self.args.progstats))
         self.save()
 
     def run_quiet(self, cmd, timeout=60, env=None):
@@ -998,8 +1079,11 @@ class Runner:
             if cond == "neutracerd":
                 sample["discovery_s"] = self.wait_discovered(pid, child, 30)
                 time.sleep(0.5)
+            bpf_before = self.progstats.snap() if self.progstats and cond == "neutracerd" else None
             touch(os.path.join(sync, "go"))
             t_result, rest = child.expect("RESULT", self.limit(self.args.run_timeout))
+            if bpf_before is not None:
+                sample["bpf"] = bpf_delta(bpf_before, self.progstats.snap())
             try:
                 result = json.loads(rest)
             except ValueError:
@@ -1286,6 +1370,8 @@ class Runner:
             if self.session is not None and stop:
                 self.session.update(stop)
         self.stop_holder()
+        if self.progstats:
+            self.progstats.close()
         if self.state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
@@ -1333,6 +1419,9 @@ def parse_args(argv):
     p.add_argument("--no-holder", action="store_true",
                    help="do not keep a process mapping libcuda.so.1 during daemon sessions")
     p.add_argument("--python", default=sys.executable, help="interpreter with torch")
+    p.add_argument("--progstats", default=None, metavar="BINARY",
+                   help="tests/bench/gpu/launch_cost/progstats: record each BPF program's hits "
+                        "and run time during every neutracerd run (go to RESULT)")
     p.add_argument("--nvcc", default=None)
     p.add_argument("--sanitizer", default=None, help="compute-sanitizer path")
     p.add_argument("--ready-timeout", type=float, default=180.0)

@@ -144,6 +144,25 @@ class Helpers(unittest.TestCase):
                          "evidence": "no"}]
         self.assertEqual(bench.exit_status(data), 0)
 
+    def test_bpf_programs_per_step(self):
+        before = {"launch_handle_arg1": [100, 10_000], "call_enter": [5, 5_000]}
+        after = {"launch_handle_arg1": [2_100, 410_000], "call_enter": [5, 5_000],
+                 "os_sched_switch": [40, 40_000]}
+        delta = bench.bpf_delta(before, after)
+        self.assertEqual(delta, {"launch_handle_arg1": {"hits": 2_000, "ns": 400_000},
+                                 "os_sched_switch": {"hits": 40, "ns": 40_000}})
+        data = {"samples": [
+            {"workload": "eager", "condition": "neutracerd", "bpf": delta,
+             "result": {"iterations": 900, "warmup": 100}},
+            {"workload": "eager", "condition": "plain", "bpf": delta,
+             "result": {"iterations": 900, "warmup": 100}}]}
+        rows = [r for r in bench.render_bpf(data) if r.startswith("| eager")]
+        # 2000 hits over 1000 steps, 200 ns each: 0.4 µs per step; the plain run is not shown.
+        self.assertEqual(rows[0], "| eager (iter) | `launch_handle_arg1` | 2.000 | 2000 | "
+                                  "200.0 | 0.400 |")
+        self.assertEqual(len(rows), 2)
+        self.assertEqual(bench.render_bpf({"samples": []}), [])
+
     def test_quick_and_full_sizes(self):
         full = bench.parse_args(["b", "o"])
         self.assertEqual((full.reps, full.launches, full.eager_iters, full.cnn_steps,
