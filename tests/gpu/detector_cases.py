@@ -3,10 +3,12 @@ healthy jobs that must stay silent. Run by detectors.py, one process per case:
 
     python3 detector_cases.py CASE SECONDS
 
-Each case prints `READY <pid>` once torch has loaded the driver, then `FAULT <unix time>`
+Each case prints `READY <pid>` once torch has loaded the driver (and, when NT_GO_FILE is set,
+waits for that file to exist), then `FAULT <unix time>`
 when its faulty behaviour starts (faulty cases only), then runs for SECONDS (or until its
 fault has happened) and prints `DONE`. Standard library and PyTorch/Triton only.
 """
+import os
 import random
 import sys
 import time
@@ -24,7 +26,10 @@ def start():
 
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # context and allocator exist before the fault starts
-    say(f"READY {__import__('os').getpid()}")
+    say(f"READY {os.getpid()}")
+    go = os.environ.get("NT_GO_FILE")  # python_sites.py: start once the daemon knows us
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
     return torch
 
 
@@ -45,8 +50,8 @@ def leak_list(seconds):
     say(f"FAULT {time.time()}")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        kept.append(torch.randn(MiB, device="cuda"))  # 4 MiB of float32
-        kept.append(torch.randn(MiB, device="cuda"))
+        kept.append(torch.randn(MiB, device="cuda"))  # 4 MiB of float32; a leaking line
+        kept.append(torch.randn(MiB, device="cuda"))  # a leaking line
         kept.pop(rng.randrange(len(kept)))
         sawtooth_step(torch)
         torch.cuda.synchronize()
@@ -61,7 +66,7 @@ def leak_graph(seconds):
     say(f"FAULT {time.time()}")
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        value = torch.randn(MiB, device="cuda").requires_grad_()
+        value = torch.randn(MiB, device="cuda").requires_grad_()  # a leaking line
         val = val + (value * value).sum()  # mul saves `value` for backward
         torch.cuda.synchronize()
         time.sleep(0.2)

@@ -3,8 +3,9 @@
 
     python3 tests/gpu/python_sites.py NEUTRACERD_BINARY OUTDIR [--seconds 12]
 
-Starts neutracerd (fast leak settings, hang call threshold 2 s; call sites on by default) and
-runs two PyTorch processes, one after the other:
+Starts neutracerd (fast leak settings, hang call threshold 2 s, exact launch counting with 1
+launch in 100 sampled; call sites on by default) and runs PyTorch processes, one after the other
+(`--cases`, all by default):
 - alloc: `ask_too_much()` asks for more memory than the GPU has (torch.empty, caught
   OutOfMemoryError) on its marked line, then `grow()` keeps a new 64 MiB tensor every 0.2 s for
   `--seconds` on its marked line. The site with the failed allocation and the site holding the
@@ -15,12 +16,20 @@ runs two PyTorch processes, one after the other:
   the waiting thread's Python frames (PyTorch's own first, then `wait_for_gpu` at that line,
   `child` under it), the site's summary must name `wait_for_gpu` there, and so must the hang
   alert (frames read from the process's memory while it waits).
+- leak_list, leak_graph: the seeds' two leaks of detector_cases.py (tensors kept in a list; a
+  running sum that keeps every step's autograd graph). The leak alert must name the case's
+  line marked `a leaking line`, and so must the site with the most unfreed leak samples;
+- cnn: the ResNet-like training step of tests/bench/gpu/torch_workloads.py for `--seconds`. Its
+  sampled launches must be summarised by the model's own code: some by `forward`, and more than
+  a fifth of them by torch_workloads.py lines (backward's launches come from autograd's thread,
+  which runs no Python).
 Writes OUTDIR/result.md, OUTDIR/<case>.sites.json, OUTDIR/daemon.log. Exit status 0: every
 check holds; 1: a check failed; 2: setup error. Root, CPython 3.11+; no other neutracerd may run.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,10 +39,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from nt_common import fetch, parse_prometheus, wait_for  # noqa: E402
 
+SEEDS = os.path.join(HERE, "detector_cases.py")
+CNN = os.path.join(HERE, "..", "bench", "gpu", "torch_workloads.py")
+
 PORT = 19559
+# Exact launch counting and 1 launch in 100 sampled: a 12 s CNN run gets thousands of launch
+# samples (the default, adaptive counting and 1 in 1000, gives about one a second).
 CONFIG = ("detectors:\n"
           "  leak: {window: 1s, windows: 3, min_growth_bytes: 1048576, sample_step_bytes: 1048576}\n"
-          "  hang: {call_threshold: 2s}\n")
+          "  hang: {call_threshold: 2s}\n"
+          "cuda: {launch_counting: exact}\n"
+          "stacks: {launch_sample_every: 100}\n")
 
 
 def ask_too_much(torch):
@@ -76,12 +92,17 @@ def child(case, go, seconds):
     print("DONE", flush=True)
 
 
+def marked_lines(mark, path=__file__):
+    with open(os.path.abspath(path)) as source:
+        found = [number for number, text in enumerate(source, 1)
+                 if text.rstrip().endswith(mark) and "torch." in text]
+    if not found:
+        raise RuntimeError(f"the line marked {mark!r} is missing from {path}")
+    return found
+
+
 def marked_line(mark):
-    with open(os.path.abspath(__file__)) as source:
-        for number, text in enumerate(source, 1):
-            if text.rstrip().endswith(mark) and "torch." in text:
-                return number
-    raise RuntimeError(f"the line marked {mark!r} is missing")
+    return marked_lines(mark)[0]
 
 
 def scrape():
@@ -156,10 +177,68 @@ def check_hang(pid, outdir, log_path, seconds, checks):
     checks.append(("hang alert names the line", f"{base}:{line}" in alert, alert))
 
 
+def check_seed_leak(case, pid, outdir, log_path, seconds, checks):
+    """The seeds' leaks (detector_cases.py): the leak alert names the case's leaking line."""
+    base = os.path.basename(SEEDS)
+    lines = marked_lines("a leaking line", SEEDS)
+    expected = {f"{case} ({base}:{line})" for line in lines}
+    alert = wait_for(lambda: alert_line(log_path, ["memory_leak", f"(pid {pid})"]),
+                     seconds + 10, f"the leak alert of {case}")
+    document = sites_of(pid) or {"sites": []}
+    with open(os.path.join(outdir, f"{case}.sites.json"), "w") as out:
+        json.dump(document, out, indent=1)
+    named = alert.rsplit(" at ", 1)[-1].rstrip('"')  # logfmt: msg="..."
+    checks.append((f"{case}: the leak alert names a leaking line of {case}", named in expected,
+                   alert))
+    top = sorted(document["sites"], key=lambda s: -s["counts"]["leak_samples"])[:3]
+    checks.append((f"{case}: the site with most unfreed leak samples is a leaking line",
+                   bool(top) and top[0].get("summary") in expected,
+                   "; ".join(f"{s.get('summary')}: {s['counts']['leak_samples']} samples, "
+                             f"{s['counts']['live_bytes'] >> 20} MiB live" for s in top)))
+
+
+def check_cnn(pid, outdir, seconds, checks):
+    """The CNN step's sampled launch profile names its model code (torch_workloads.py)."""
+    base = os.path.basename(CNN)
+    document = wait_for(lambda: (d := sites_of(pid)) and
+                        sum(s["counts"]["launch_samples"] for s in d["sites"]) >= 100 and d,
+                        seconds + 10, "100 launch samples")
+    with open(os.path.join(outdir, "cnn.sites.json"), "w") as out:
+        json.dump(document, out, indent=1)
+    launching = sorted((s for s in document["sites"] if s["counts"]["launch_samples"]),
+                       key=lambda s: -s["counts"]["launch_samples"])
+    total = sum(s["counts"]["launch_samples"] for s in launching)
+    mine = [s for s in launching if f"({base}:" in (s.get("summary") or "")]
+    share = sum(s["counts"]["launch_samples"] for s in mine) / total
+    forward = [s for s in mine if (s.get("summary") or "").startswith("forward (")]
+    checks.append(("cnn: sampled launches are summarised by the model's forward()",
+                   bool(forward), "; ".join(f"{s.get('summary')}: {s['counts']['launch_samples']}"
+                                            for s in launching[:8])))
+    checks.append(("cnn: share of launch samples named by torch_workloads.py lines (the rest: "
+                   "autograd's backward thread, no Python frames)", share > 0.2,
+                   f"{share:.1%} of {total}"))
+
+
+def spawn(case, work, seconds):
+    """The case's workload process; it prints READY <pid> and waits for WORK/go."""
+    go = os.path.join(work, "go")
+    if case in ("alloc", "hang"):
+        return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", case, go,
+                                 "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True)
+    if case in ("leak_list", "leak_graph"):
+        return subprocess.Popen([sys.executable, SEEDS, case, str(seconds)],
+                                stdout=subprocess.PIPE, text=True,
+                                env=dict(os.environ, NT_GO_FILE=go))
+    if case == "cnn":
+        return subprocess.Popen([sys.executable, CNN, "cnn", "--condition", "neutracerd",
+                                 "--sync-dir", work, "--seconds", str(seconds)],
+                                stdout=subprocess.PIPE, text=True)
+    raise RuntimeError(f"unknown case {case!r}")
+
+
 def run_case(case, args, log_path, checks):
-    go = tempfile.mktemp(prefix=f"nt-{case}-go-")
-    workload = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", case, go,
-                                 "--seconds", str(args.seconds)], stdout=subprocess.PIPE, text=True)
+    work = tempfile.mkdtemp(prefix=f"nt-{case}-")
+    workload = spawn(case, work, args.seconds)
     try:
         ready = workload.stdout.readline().split()
         if not ready or ready[0] != "READY":
@@ -168,16 +247,21 @@ def run_case(case, args, log_path, checks):
         wait_for(lambda: (s := scrape()) and any(l.get("pid") == pid for _, l, _ in s), 60,
                  f"discovery of pid {pid}")
         time.sleep(1.5)  # a few scans: its interpreter found and given to the probes
-        open(go, "w").close()
-        (check_alloc if case == "alloc" else check_hang)(pid, args.outdir, log_path,
-                                                          args.seconds, checks)
+        open(os.path.join(work, "go"), "w").close()
+        if case == "alloc":
+            check_alloc(pid, args.outdir, log_path, args.seconds, checks)
+        elif case == "hang":
+            check_hang(pid, args.outdir, log_path, args.seconds, checks)
+        elif case == "cnn":
+            check_cnn(pid, args.outdir, args.seconds, checks)
+            open(os.path.join(work, "release"), "w").close()
+        else:
+            check_seed_leak(case, pid, args.outdir, log_path, args.seconds, checks)
         workload.wait(timeout=120)
-        return ready[2]
     finally:
         if workload.poll() is None:
             workload.kill()
-        if os.path.exists(go):
-            os.unlink(go)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():
@@ -186,7 +270,7 @@ def main():
     p.add_argument("binary", nargs="?")
     p.add_argument("outdir", nargs="?")
     p.add_argument("--seconds", type=float, default=12)
-    p.add_argument("--cases", default="alloc,hang")
+    p.add_argument("--cases", default="alloc,hang,leak_list,leak_graph,cnn")
     p.add_argument("--child", nargs=2, metavar=("CASE", "GO_FILE"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -203,7 +287,7 @@ def main():
     if os.path.isdir(lib):
         env["LD_LIBRARY_PATH"] = lib + ":" + env.get("LD_LIBRARY_PATH", "")
     log_path = os.path.join(args.outdir, "daemon.log")
-    checks, version = [], "?"
+    checks, version = [], f"{sys.version_info.major}.{sys.version_info.minor}"
     with open(log_path, "w") as log:
         daemon = subprocess.Popen([args.binary, "--config", config.name, "--listen",
                                    f"127.0.0.1:{PORT}", "--scan-interval", "500ms"],
@@ -212,7 +296,7 @@ def main():
             wait_for(scrape, 30, "the daemon's /metrics")
             for case in args.cases.split(","):
                 try:
-                    version = run_case(case, args, log_path, checks)
+                    run_case(case, args, log_path, checks)
                 except RuntimeError as exc:
                     checks.append((str(exc), False, ""))
         finally:
