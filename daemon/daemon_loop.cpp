@@ -603,12 +603,8 @@ void DaemonLoop::publish() {
             sites_->views());
     snapshot->stacks = {true, tracer_.stack_depth(), config_.stacks.launch_sample_every};
   }
-  snapshot->timeline_now_ns = monotonic_ns();
-  timespec wall{};
-  clock_gettime(CLOCK_REALTIME, &wall);
-  snapshot->alerts_json =
-      alerts_json(detectors_, ClockOffset{static_cast<double>(wall.tv_sec) + wall.tv_nsec / 1e9,
-                                          monotonic_ns()});
+  snapshot->clock = ClockOffset::now();
+  snapshot->alerts_json = alerts_json(detectors_, snapshot->clock);
   publisher_.publish(std::move(snapshot));
 }
 

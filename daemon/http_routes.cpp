@@ -206,7 +206,7 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
            return HttpResponse{200,
                                "text/html; charset=utf-8",
                                memory_timeline_page(
-                                   id, comm_of(*snapshot, id), timeline, snapshot->timeline_now_ns,
+                                   id, comm_of(*snapshot, id), timeline, snapshot->clock,
                                    snapshot->sites->count(id) ? snapshot->sites->at(id).get()
                                                               : nullptr),
                                {}};
@@ -218,7 +218,7 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
            return HttpResponse{200, "application/json",
                                memory_timeline_json(id, comm_of(*snapshot, id), timeline,
-                                                    snapshot->timeline_now_ns),
+                                                    snapshot->clock),
                                {}};
          });
        }},

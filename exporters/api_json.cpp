@@ -27,11 +27,6 @@ json process_ref(const ProcessId &id, const std::string &comm, const ContainerIn
 
 } // namespace
 
-double ClockOffset::to_unix(std::uint64_t monotonic_ns) const {
-  return unix_now_seconds -
-         (static_cast<double>(monotonic_now_ns) - static_cast<double>(monotonic_ns)) / 1e9;
-}
-
 namespace {
 
 // Passes the document on to `take` a piece at a time.

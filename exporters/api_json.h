@@ -3,17 +3,11 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock_offset.h"
 #include "cuda/cuda_state.h"
 #include "detectors/detector_set.h"
 
 namespace neutracer {
-
-// Converts CLOCK_MONOTONIC nanoseconds to Unix seconds: `unix_now - monotonic_now`.
-struct ClockOffset {
-  double unix_now_seconds = 0;
-  std::uint64_t monotonic_now_ns = 0;
-  double to_unix(std::uint64_t monotonic_ns) const;
-};
 
 std::string processes_json(const CudaState &state, const DetectorSet &detectors);
 // The same document gzip-compressed as it is written, as the snapshot keeps it.

@@ -5,7 +5,7 @@
 namespace neutracer {
 
 std::string memory_timeline_json(const ProcessId &id, const std::string &comm,
-                                 const ProcessTimeline &timeline, std::uint64_t now_ns) {
+                                 const ProcessTimeline &timeline, const ClockOffset &clock) {
   auto blocks = nlohmann::json::array();
   for (const auto &block : timeline.blocks)
     blocks.push_back({{"address", block.address},
@@ -17,7 +17,8 @@ std::string memory_timeline_json(const ProcessId &id, const std::string &comm,
     failures.push_back({{"time_ns", failure.time_ns}, {"bytes", failure.bytes}});
   const nlohmann::json document{{"pid", id.pid},
                                 {"comm", comm},
-                                {"now_ns", now_ns},
+                                {"now_ns", clock.monotonic_now_ns},
+                                {"now_unix_seconds", clock.unix_now_seconds},
                                 {"dropped_blocks", timeline.dropped_blocks},
                                 {"blocks", std::move(blocks)},
                                 {"failures", std::move(failures)}};

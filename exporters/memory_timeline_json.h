@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock_offset.h"
 #include "cuda/memory_timeline.h"
 
 namespace neutracer {
 
-// Times are CLOCK_MONOTONIC nanoseconds, like `now_ns`; `freed_ns` is 0 for live blocks.
+// Times are CLOCK_MONOTONIC nanoseconds, like `now_ns`; `now_unix_seconds` is the same moment
+// in Unix time, to convert them. `freed_ns` is 0 for live blocks.
 std::string memory_timeline_json(const ProcessId &id, const std::string &comm,
-                                 const ProcessTimeline &timeline, std::uint64_t now_ns);
+                                 const ProcessTimeline &timeline, const ClockOffset &clock);
 
 } // namespace neutracer

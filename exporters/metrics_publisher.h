@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock_offset.h"
 #include "cuda/memory_timeline.h"
 #include "exporters/call_sites_json.h"
 #include "exposition/exposition.h"
@@ -41,7 +42,7 @@ struct PublishedSnapshot {
   std::shared_ptr<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>> sites =
       std::make_shared<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>();
   StackSettingsView stacks;
-  std::uint64_t timeline_now_ns = 0;
+  ClockOffset clock; // both clocks at this scan: timelines are drawn as of then
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
   bool from_a_scan = false; // false only for the placeholder served before the first scan
 };

@@ -1,6 +1,9 @@
 // End to end, as root: the memory timeline page of a traced process, checked as HTML and
-// rendered in headless Chromium (Debian's `chromium`), whose screenshot is kept for people.
+// rendered in headless Chromium (Debian's `chromium`), whose screenshot is kept for people; the
+// page refreshes itself in the browser.
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include "e2e_fixture.h"
@@ -57,6 +60,26 @@ TEST_F(MemoryPageE2E, ShowsAllocationsOverTimeAndFailedAllocations) {
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 15000u) << "screenshot looks blank: " << png;
   std::cerr << "memory timeline screenshot: " << png << "\n";
+
+  // The time axis is the wall clock (UTC, today), and the open page refreshes itself: with 7 s
+  // of the browser's virtual time, its script fetched the page again and replaced the timeline.
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char today[16];
+  std::strftime(today, sizeof today, "%Y-%m-%d", &utc);
+  EXPECT_NE(page->body.find(std::string("time (UTC, ") + today), std::string::npos);
+  const auto dom = dir_ / "memory-dom.html";
+  const std::string dump = "chromium --headless --no-sandbox --disable-gpu "
+                           "--virtual-time-budget=7000 --dump-dom 'http://127.0.0.1:" +
+                           std::to_string(port_) + "/memory?pid=" + scenario.pid + "' > " +
+                           dom.string() + " 2>> " + (dir_ / "chromium.log").string();
+  ASSERT_EQ(std::system(dump.c_str()), 0) << "chromium failed; see " << dir_ / "chromium.log";
+  std::ifstream dumped(dom);
+  const std::string after{std::istreambuf_iterator<char>(dumped), {}};
+  EXPECT_NE(after.find("<span id=\"status\">updated at "), std::string::npos) << after;
+  EXPECT_EQ(count(after, "<div id=\"timeline\">"), 1u);
+  EXPECT_EQ(count(after, "<rect class=\"live\""), 6u);
   finish(scenario);
 }
 

@@ -44,6 +44,7 @@ protected:
     (*timelines)[kTraced] = timeline;
     snapshot->timelines = timelines;
     snapshot->comms[kTraced] = "trainer";
+    snapshot->clock = {1'700'000'003.5, 5000};
     auto sites = std::make_shared<std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>();
     ProcessSitesView view;
     Site site;
@@ -196,7 +197,8 @@ TEST_F(DaemonRoutesTest, MemoryJsonListsEveryBlockAndFailure) {
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.content_type, "application/json");
   for (const char *part :
-       {"\"pid\":4242", "\"comm\":\"trainer\"",
+       {"\"pid\":4242", "\"comm\":\"trainer\"", "\"now_ns\":5000",
+        "\"now_unix_seconds\":1700000003.5",
         "{\"address\":8323072,\"allocated_ns\":1000,\"bytes\":2097152,\"freed_ns\":0}",
         "{\"address\":9437184,\"allocated_ns\":2000,\"bytes\":4096,\"freed_ns\":3000}",
         "\"failures\":[{\"bytes\":1099511627776,\"time_ns\":4000}]"})

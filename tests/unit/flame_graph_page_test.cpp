@@ -85,11 +85,14 @@ TEST(MemoryPageSites, TooltipsNameTheCallSite) {
   timeline.blocks.push_back({0x2000, 4096, 2'000, 0, -1});
   timeline.failures.push_back({3'000, 1 << 30, 1});
   const auto sites = two_sites();
-  const auto svg = memory_timeline_svg(timeline, 10'000, &sites);
-  EXPECT_NE(svg.find("live, from leak_here (app+0x10)</title>"), std::string::npos) << svg;
-  EXPECT_NE(svg.find("live</title>"), std::string::npos) << "an unknown site adds nothing";
+  const ClockOffset clock{1.7e9, 10'000};
+  const auto svg = memory_timeline_svg(timeline, clock, &sites);
+  EXPECT_NE(svg.find("live (for 0.000 s), from leak_here (app+0x10)</title>"), std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("live (for 0.000 s)</title>"), std::string::npos)
+      << "an unknown site adds nothing";
   EXPECT_NE(svg.find("from temp&lt;int&gt; (app+0x30)</title></line>"), std::string::npos) << svg;
-  EXPECT_EQ(memory_timeline_svg(timeline, 10'000).find("from "), std::string::npos);
+  EXPECT_EQ(memory_timeline_svg(timeline, clock).find("from "), std::string::npos);
 }
 
 } // namespace

@@ -107,15 +107,29 @@ TEST(MemoryTimelinePage, DrawsEveryBlockAndFailure) {
                                           release(2'000'000'000, 0x7f0000000000),
                                           failure(2'500'000'000, 1ull << 34)};
   timeline.record(kId, changes);
-  const auto page =
-      memory_timeline_page(kId, "train<1>", timeline.processes().at(kId), 3'000'000'000);
+  // Monotonic 3 s is 2023-11-14 22:13:23 UTC: the first block came at 22:13:21.
+  const ClockOffset clock{1'700'000'003.0, 3'000'000'000};
+  const auto page = memory_timeline_page(kId, "train<1>", timeline.processes().at(kId), clock);
   EXPECT_NE(page.find("GPU memory of train&lt;1&gt; (pid 42)"), std::string::npos);
   EXPECT_EQ(count(page, "<rect class=\"live\""), 1u);
   EXPECT_EQ(count(page, "<rect class=\"freed\""), 1u);
   EXPECT_EQ(count(page, "<line class=\"failed\""), 1u);
-  EXPECT_NE(page.find("failed allocation of 16.0 GiB at 1.500 s"), std::string::npos);
-  EXPECT_NE(page.find("0x7f0000000000 64.0 MiB, allocated at 0.000 s, freed at 1.000 s"),
+  EXPECT_NE(page.find("failed allocation of 16.0 GiB at 22:13:22.500"), std::string::npos);
+  EXPECT_NE(page.find("0x7f0000000000 64.0 MiB, allocated 22:13:21.000, freed 22:13:22.000 "
+                      "(after 1.000 s)"),
             std::string::npos);
+  EXPECT_NE(page.find("32.0 MiB, allocated 22:13:21.500, live (for 1.500 s)"), std::string::npos);
+  // The time axis: wall-clock ticks over the 2 s shown, tenths of a second at this span.
+  EXPECT_NE(page.find(">22:13:21.0</text>"), std::string::npos) << page;
+  EXPECT_NE(page.find(">22:13:21.4</text>"), std::string::npos);
+  EXPECT_NE(page.find(">22:13:23.0</text>"), std::string::npos);
+  EXPECT_NE(page.find("time (UTC, 2023-11-14, 2.0 s shown)"), std::string::npos);
+  // The timeline refreshes itself: one box to stop it, the part it replaces, the script.
+  EXPECT_NE(page.find("<input type=\"checkbox\" id=\"follow\" checked> refresh every 5 s"),
+            std::string::npos);
+  EXPECT_EQ(count(page, "<div id=\"timeline\">"), 1u);
+  EXPECT_NE(page.find("setInterval(refresh, 5000)"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos) << "nothing fetched but the page itself";
   EXPECT_NE(page.find("2 allocations recorded, 1 live (32.0 MiB), 1 failed allocations"),
             std::string::npos);
   // The bar of the freed block spans half of the 2 s window: 0 s to 1 s of [0 s, 2 s].
@@ -128,7 +142,7 @@ TEST(MemoryTimelinePage, DrawsEveryBlockAndFailure) {
 }
 
 TEST(MemoryTimelinePage, EmptyTimelineStillRenders) {
-  const auto svg = memory_timeline_svg(ProcessTimeline{}, 5);
+  const auto svg = memory_timeline_svg(ProcessTimeline{}, ClockOffset{1e9, 5});
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(count(svg, "<rect class="), 0u);
