@@ -111,7 +111,7 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     settings.ns_per_tick = 1'000'000'000ull / static_cast<std::uint64_t>(ticks_per_second());
     sites_.emplace(tracer_, procfs_, settings);
     detectors_.set_site_lookup([this](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
-      return notice_site_of(id, kind, time_ns);
+      return notice_sites_of(id, kind, time_ns);
     });
   }
   raise_open_file_limit();
@@ -254,25 +254,24 @@ void DaemonLoop::record_leak_samples() {
   }
 }
 
-std::optional<NoticeSite> DaemonLoop::notice_site_of(const ProcessId &id, AlertKind kind,
-                                                     std::uint64_t time_ns) const {
+std::vector<NoticeSite> DaemonLoop::notice_sites_of(const ProcessId &id, AlertKind kind,
+                                                    std::uint64_t time_ns) const {
+  std::vector<NoticeSite> notices;
   if (!sites_)
-    return std::nullopt;
-  SitePurpose purpose = SitePurpose::failure;
-  switch (kind) {
-  case AlertKind::oom:
-  case AlertKind::fragmentation:
-    purpose = SitePurpose::failure;
-    break;
-  case AlertKind::memory_leak:
-    purpose = SitePurpose::leak;
-    break;
-  case AlertKind::hang:
-    purpose = SitePurpose::wait;
-    break;
+    return notices;
+  if (kind == AlertKind::memory_leak) {
+    for (const Site *site : sites_->leak_sites(id, kLeakNoticeSites))
+      if (auto notice = notice_site(*site)) {
+        notice->live_bytes = site->counts.live_bytes;
+        notices.push_back(std::move(*notice));
+      }
+    return notices;
   }
-  const Site *site = sites_->site_for(id, purpose, time_ns);
-  return site ? notice_site(*site) : std::nullopt;
+  const auto purpose = kind == AlertKind::hang ? SitePurpose::wait : SitePurpose::failure;
+  if (const Site *site = sites_->site_for(id, purpose, time_ns))
+    if (auto notice = notice_site(*site))
+      notices.push_back(std::move(*notice));
+  return notices;
 }
 
 // An exec keeps the PID and start time but starts a new image: the old image's memory, kernels

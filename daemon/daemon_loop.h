@@ -68,8 +68,8 @@ private:
   // Call sites: the scan's waits in progress and launch stacks, leak samples, exits.
   void record_sites(const std::vector<InflightCall> &inflight);
   void record_leak_samples();
-  std::optional<NoticeSite> notice_site_of(const ProcessId &id, AlertKind kind,
-                                           std::uint64_t time_ns) const;
+  std::vector<NoticeSite> notice_sites_of(const ProcessId &id, AlertKind kind,
+                                          std::uint64_t time_ns) const;
   void drain_events(std::chrono::milliseconds timeout);
   void forget_replaced_images(std::vector<LaunchCount> &launches,
                               std::vector<InflightCall> &inflight);

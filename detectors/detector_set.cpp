@@ -24,6 +24,25 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+// What a leak notice adds after its top site: " (1.20 GiB live from there; also 300.00 MiB from
+// g (a.py:30), ...)", and LEAK_SITES "f (a.py:51)=1288490188; g (a.py:30)=314572800".
+std::string leak_sites_text(const std::vector<NoticeSite> &sites,
+                            std::vector<std::pair<std::string, std::string>> &fields) {
+  if (sites.front().live_bytes == 0)
+    return {};
+  std::string text =
+      " (" + human_bytes(static_cast<double>(sites.front().live_bytes)) + " live from there";
+  std::string field;
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    if (i > 0)
+      text += (i == 1 ? "; also " : ", ") +
+              human_bytes(static_cast<double>(sites[i].live_bytes)) + " from " + sites[i].text;
+    field += (i > 0 ? "; " : "") + sites[i].text + "=" + std::to_string(sites[i].live_bytes);
+  }
+  fields.emplace_back("LEAK_SITES", std::move(field));
+  return text + ")";
+}
+
 NoticeText leak_notice(const ProcessFindings &findings) {
   NoticeText text{"GPU memory grows by " + human_bytes(findings.leak.growth_bytes_per_second) +
                       "/s and is not freed (probability " + fixed(findings.leak.probability, 2) +
@@ -183,20 +202,23 @@ void DetectorSet::condition(const ProcessId &id, const ProcessFindings &findings
 void DetectorSet::notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
                          std::uint64_t time_ns, std::string summary,
                          std::vector<std::pair<std::string, std::string>> fields) {
-  std::optional<NoticeSite> site;
+  std::vector<NoticeSite> sites;
   if (site_lookup_)
-    site = site_lookup_(id, kind, time_ns);
-  if (site) {
-    summary += " at " + site->text;
-    if (!site->function.empty())
-      fields.emplace_back("TARGET_CODE_FUNC", site->function);
-    if (site->line != 0) {
-      fields.emplace_back("TARGET_CODE_FILE", site->module);
-      fields.emplace_back("TARGET_CODE_LINE", std::to_string(site->line));
-    } else if (!site->module.empty()) {
-      fields.emplace_back("TARGET_CODE_MODULE", site->module);
+    sites = site_lookup_(id, kind, time_ns);
+  if (!sites.empty()) {
+    const auto &site = sites.front();
+    summary += " at " + site.text;
+    if (kind == AlertKind::memory_leak)
+      summary += leak_sites_text(sites, fields);
+    if (!site.function.empty())
+      fields.emplace_back("TARGET_CODE_FUNC", site.function);
+    if (site.line != 0) {
+      fields.emplace_back("TARGET_CODE_FILE", site.module);
+      fields.emplace_back("TARGET_CODE_LINE", std::to_string(site.line));
+    } else if (!site.module.empty()) {
+      fields.emplace_back("TARGET_CODE_MODULE", site.module);
     }
-    fields.emplace_back("TARGET_CODE_LOCATION", site->location);
+    fields.emplace_back("TARGET_CODE_LOCATION", site.location);
   }
   AlertNotice notice{kind,
                      id,
@@ -205,7 +227,7 @@ void DetectorSet::notify(const ProcessId &id, const ProcessFindings &findings, A
                      time_ns,
                      std::move(summary),
                      std::move(fields),
-                     std::move(site)};
+                     std::move(sites)};
   recent_.push_back(notice);
   if (recent_.size() > kRecentNotices)
     recent_.pop_front();

@@ -54,11 +54,15 @@ struct NoticeSite {
   std::string module;   // the ELF file, or the Python source file
   std::string location; // "module+0x1a2b" (native) or "file:line" (Python)
   std::uint32_t line = 0;
-  std::string text; // for people: "function (module+0x1a2b)"
+  std::string text;             // for people: "function (module+0x1a2b)"
+  std::uint64_t live_bytes = 0; // a leak's site: GPU memory still allocated from there
 };
-// The site of an alert of `kind` about a process, for a notification made at `time_ns`.
+// A leak notice names this many of the process's most likely leaking sites.
+inline constexpr std::size_t kLeakNoticeSites = 3;
+// The sites of an alert of `kind` about a process, for a notification made at `time_ns`: the one
+// it points at first (a leak: its top allocation sites, at most kLeakNoticeSites); none if unknown.
 using NoticeSiteLookup =
-    std::function<std::optional<NoticeSite>(const ProcessId &, AlertKind, std::uint64_t time_ns)>;
+    std::function<std::vector<NoticeSite>(const ProcessId &, AlertKind, std::uint64_t time_ns)>;
 
 // One notification that passed the gate; journal entries and /api/v1/alerts are made from it.
 struct AlertNotice {
@@ -69,7 +73,7 @@ struct AlertNotice {
   std::uint64_t time_ns = 0;                               // CLOCK_MONOTONIC
   std::string summary;                                     // one line for people
   std::vector<std::pair<std::string, std::string>> fields; // upper-case journal fields
-  std::optional<NoticeSite> site;                          // the code it points at, if known
+  std::vector<NoticeSite> sites; // the code it points at, first; empty if unknown
 };
 
 // A notice's words: a line for people and the journal fields.

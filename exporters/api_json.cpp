@@ -121,6 +121,17 @@ std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) 
     for (const auto &[name, value] : notice.fields)
       fields[name] = value;
     entry["fields"] = std::move(fields);
+    auto sites = json::array();
+    for (const auto &site : notice.sites) {
+      json named{{"text", site.text}, {"function", site.function}, {"module", site.module},
+                 {"location", site.location}};
+      if (site.line != 0)
+        named["line"] = site.line;
+      if (notice.kind == AlertKind::memory_leak)
+        named["live_bytes"] = site.live_bytes;
+      sites.push_back(std::move(named));
+    }
+    entry["sites"] = std::move(sites);
     recent.push_back(std::move(entry));
   }
   return dump({{"active", std::move(active)}, {"recent", std::move(recent)}});

@@ -204,14 +204,25 @@ template <typename Better> std::optional<SiteIndex> ProcessSites::best_site(Bett
 }
 
 std::optional<SiteIndex> ProcessSites::leak_site() const {
-  return best_site([](const SiteCounts &counts, const SiteCounts *best) {
-    if (counts.live_bytes == 0)
-      return false;
-    if (!best)
-      return true;
-    return counts.leak_samples != best->leak_samples ? counts.leak_samples > best->leak_samples
-                                                     : counts.live_bytes > best->live_bytes;
-  });
+  const auto top = leak_sites(1);
+  return top.empty() ? std::nullopt : std::optional<SiteIndex>(top.front());
+}
+
+std::vector<SiteIndex> ProcessSites::leak_sites(std::size_t count) const {
+  std::vector<SiteIndex> holding;
+  for (SiteIndex index = 0; index < sites_.size(); ++index)
+    if (sites_[index].counts.live_bytes > 0)
+      holding.push_back(index);
+  const auto rank = [&](SiteIndex index) {
+    const auto &site = sites_[index];
+    return std::tuple(site.kind == SiteKind::stack, site.counts.leak_samples,
+                      site.counts.live_bytes);
+  };
+  const auto shown = std::min(count, holding.size());
+  std::partial_sort(holding.begin(), holding.begin() + static_cast<std::ptrdiff_t>(shown),
+                    holding.end(), [&](SiteIndex a, SiteIndex b) { return rank(a) > rank(b); });
+  holding.resize(shown);
+  return holding;
 }
 
 std::optional<SiteIndex> ProcessSites::wait_site() const {

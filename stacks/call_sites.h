@@ -92,6 +92,8 @@ public:
   std::optional<SiteIndex> failure_site(std::uint64_t time_ns) const;
   // The site most likely leaking: most leak samples, then most live bytes.
   std::optional<SiteIndex> leak_site() const;
+  // The `count` sites most likely leaking, most likely first (stack sites before the others).
+  std::vector<SiteIndex> leak_sites(std::size_t count) const;
   // The site of the longest wait in progress.
   std::optional<SiteIndex> wait_site() const;
 

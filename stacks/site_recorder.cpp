@@ -270,6 +270,14 @@ const Site *SiteRecorder::site_for(const ProcessId &id, SitePurpose purpose,
   return index ? &sites->sites()[*index] : nullptr;
 }
 
+std::vector<const Site *> SiteRecorder::leak_sites(const ProcessId &id, std::size_t count) const {
+  std::vector<const Site *> found;
+  if (const auto *sites = sites_.find(id))
+    for (const auto index : sites->leak_sites(count))
+      found.push_back(&sites->sites()[index]);
+  return found;
+}
+
 std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> SiteRecorder::views() {
   std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> result;
   for (const auto &[id, sites] : sites_.processes()) {

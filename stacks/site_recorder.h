@@ -78,6 +78,8 @@ public:
   std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id) const;
   // The site an alert about `id` names; nullptr when there is none.
   const Site *site_for(const ProcessId &id, SitePurpose purpose, std::uint64_t time_ns) const;
+  // The `count` sites most likely leaking in `id`, most likely first.
+  std::vector<const Site *> leak_sites(const ProcessId &id, std::size_t count) const;
   // Copies of every process's sites; a process's copy is made again only when it changed.
   std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> views();
 

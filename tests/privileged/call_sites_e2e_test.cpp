@@ -371,11 +371,14 @@ TEST_F(CallSitesE2E, EveryInterpretersWaitIsNamedByTheProbesPythonWalk) {
 
 TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   // A Python program allocates through ctypes: 2 GiB (more than the stand-in's 1 GiB), then
-  // 4 MiB every 0.2 s, kept. The probes walk its Python frames at each allocation's return.
+  // 4 MiB every 0.2 s and 1 MiB every 0.4 s from another line, kept. The probes walk its Python
+  // frames at each allocation's return.
   const int failing = marked_line("alloc_script.py", "# the failing line");
   const int leaking = marked_line("alloc_script.py", "# the leaking line");
+  const int smaller = marked_line("alloc_script.py", "# the smaller leak");
   ASSERT_GT(failing, 0);
   ASSERT_GT(leaking, 0);
+  ASSERT_GT(smaller, 0);
   auto script = start_script("alloc_script.py", "40");
   ASSERT_FALSE(script.pid.empty());
   const std::string &pid = script.pid;
@@ -389,7 +392,8 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   for (const auto &site : document["sites"]) {
     if (site["counts"]["failed_allocations"].get<int>() > 0)
       failed = site;
-    if (site["counts"]["live_allocations"].get<int>() > 0)
+    if (site["counts"]["live_bytes"].get<std::uint64_t>() >
+        (leaked.is_null() ? 0 : leaked["counts"]["live_bytes"].get<std::uint64_t>()))
       leaked = site;
   }
   ASSERT_FALSE(failed.is_null()) << document.dump(1);
@@ -418,6 +422,25 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   const auto leak = journal_entries(kLeakMessageId, pid)[0];
   EXPECT_EQ(leak.at("TARGET_CODE_FUNC"), "grow");
   EXPECT_EQ(leak.at("TARGET_CODE_LINE"), std::to_string(leaking));
+  // The verdict names its top sites and the bytes still live from each, largest first.
+  const auto top = "grow (" + file + std::to_string(leaking) + ")=";
+  const auto second = "grow (" + file + std::to_string(smaller) + ")=";
+  const auto &sites_field = leak.at("LEAK_SITES");
+  EXPECT_EQ(sites_field.rfind(top, 0), 0u) << sites_field;
+  EXPECT_NE(sites_field.find("; " + second), std::string::npos) << sites_field;
+  EXPECT_NE(leak.at("MESSAGE").find(" live from there; also "), std::string::npos)
+      << leak.at("MESSAGE");
+  const auto alerts = http_get(port_, "/api/v1/alerts");
+  ASSERT_TRUE(alerts && alerts->status == 200);
+  const auto recent = nlohmann::json::parse(alerts->body)["recent"];
+  const auto notice = std::find_if(recent.begin(), recent.end(), [&](const nlohmann::json &entry) {
+    return entry["alert"] == "memory_leak" && std::to_string(entry["pid"].get<int>()) == pid;
+  });
+  ASSERT_NE(notice, recent.end()) << alerts->body;
+  ASSERT_GE((*notice)["sites"].size(), 2u) << notice->dump(1);
+  EXPECT_EQ((*notice)["sites"][0]["line"], leaking);
+  EXPECT_EQ((*notice)["sites"][1]["line"], smaller);
+  EXPECT_GT((*notice)["sites"][0]["live_bytes"], (*notice)["sites"][1]["live_bytes"]);
   finish_script(script);
 }
 

@@ -109,6 +109,25 @@ TEST_F(ProcessSitesTest, LeakSamplesCountPerSiteOfTheLiveBlock) {
   EXPECT_EQ(sites.leak_site(), other);
 }
 
+TEST_F(ProcessSitesTest, LeakSitesRankSamplesThenLiveBytesAndSkipWhatHoldsNothing) {
+  const auto few = site("few", {1});
+  const auto many = site("many", {2});
+  const auto big = site("big", {3});
+  const auto freed = site("freed", {4});
+  sites.allocation(few, 0x1000, 10, false);
+  sites.allocation(many, 0x2000, 10, false);
+  sites.allocation(many, 0x3000, 10, false);
+  sites.allocation(big, 0x4000, 500, false);
+  sites.allocation(freed, 0x5000, 900, false);
+  sites.free(0x5000, false);
+  const std::vector<std::uint64_t> sampled{0x1000, 0x2000, 0x3000};
+  sites.set_leak_samples(sampled);
+  EXPECT_EQ(sites.leak_sites(5), (std::vector<SiteIndex>{many, few, big}));
+  EXPECT_EQ(sites.leak_sites(2), (std::vector<SiteIndex>{many, few}));
+  EXPECT_TRUE(sites.leak_sites(0).empty());
+  EXPECT_EQ(sites.leak_site(), many);
+}
+
 TEST_F(ProcessSitesTest, FailureSiteIsFoundByTime) {
   const auto first = site("first", {1});
   const auto second = site("second", {2});

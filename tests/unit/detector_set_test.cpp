@@ -117,6 +117,45 @@ TEST_F(DetectorSetTest, SteadyLeakNotifiesOnceAndIsActive) {
   EXPECT_GT(std::stod(fields.at("GROWTH_BYTES_PER_SECOND")), 5.0 * kMiB);
 }
 
+TEST_F(DetectorSetTest, ALeakNoticeNamesItsTopSitesAndTheBytesLiveFromEach) {
+  detectors_.set_site_lookup([](const ProcessId &, AlertKind kind, std::uint64_t) {
+    EXPECT_EQ(kind, AlertKind::memory_leak);
+    std::vector<NoticeSite> sites{
+        {"grow", "train.py", "train.py:51", 51, "grow (train.py:51)", 96 * kMiB},
+        {"cache", "train.py", "train.py:30", 30, "cache (train.py:30)", 3 * kMiB},
+        {"leak_here", "/opt/app/trainer", "trainer+0x10", 0, "leak_here (trainer+0x10)", kMiB}};
+    return sites;
+  });
+  std::uint64_t address = 0x7f0000000000;
+  std::vector<AlertNotice> notices;
+  for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
+    state_.apply(memory_call(NT_API_MEM_ALLOC, t, address, 2 * kMiB));
+    address += 2 * kMiB;
+    scan(t + 1);
+    for (auto &notice : detectors_.take_notices())
+      notices.push_back(std::move(notice));
+  }
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_TRUE(notices[0].summary.ends_with(
+      " at grow (train.py:51) (96.00 MiB live from there; also 3.00 MiB from cache (train.py:30), "
+      "1.00 MiB from leak_here (trainer+0x10))"))
+      << notices[0].summary;
+  EXPECT_EQ(notices[0].sites.size(), 3u);
+  const auto entry = journal_entry(notices[0]);
+  std::map<std::string, std::string> fields(entry.fields.begin(), entry.fields.end());
+  EXPECT_EQ(fields.at("TARGET_CODE_FUNC"), "grow");
+  EXPECT_EQ(fields.at("TARGET_CODE_LINE"), "51");
+  EXPECT_EQ(fields.at("LEAK_SITES"), "grow (train.py:51)=100663296; cache (train.py:30)=3145728; "
+                                     "leak_here (trainer+0x10)=1048576");
+  const auto alerts = nlohmann::json::parse(alerts_json(detectors_, ClockOffset{}));
+  const auto &sites = alerts["recent"][0]["sites"];
+  ASSERT_EQ(sites.size(), 3u);
+  EXPECT_EQ(sites[0]["line"], 51);
+  EXPECT_EQ(sites[0]["live_bytes"], 96 * kMiB);
+  EXPECT_EQ(sites[2]["location"], "trainer+0x10");
+  EXPECT_FALSE(sites[2].contains("line")) << "a native frame has no line";
+}
+
 TEST_F(DetectorSetTest, DeviceFreeMemoryGivesTheLeakItsTimeUntilFull) {
   std::uint64_t address = 0x7f0000000000;
   for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
@@ -170,11 +209,11 @@ TEST_F(DetectorSetTest, EveryFailedAllocationIsCountedButNotifiedOncePerCooldown
 TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
   std::vector<std::pair<AlertKind, std::uint64_t>> asked;
   detectors_.set_site_lookup(
-      [&](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) -> std::optional<NoticeSite> {
+      [&](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
         EXPECT_EQ(id, kId);
         asked.emplace_back(kind, time_ns);
-        return NoticeSite{"oom_here", "/opt/app/trainer", "trainer+0x1234", 0,
-                          "oom_here (trainer+0x1234)"};
+        return std::vector<NoticeSite>{{"oom_here", "/opt/app/trainer", "trainer+0x1234", 0,
+                                        "oom_here (trainer+0x1234)"}};
       });
   state_.apply(memory_call(NT_API_MEM_ALLOC, 7, 0, 16 * kMiB, 2));
   scan(kSecond);
@@ -183,7 +222,7 @@ TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0], std::pair(AlertKind::oom, std::uint64_t{7})) << "the failure's own time";
   EXPECT_TRUE(notices[0].summary.ends_with(" at oom_here (trainer+0x1234)")) << notices[0].summary;
-  ASSERT_TRUE(notices[0].site.has_value());
+  ASSERT_EQ(notices[0].sites.size(), 1u);
   const auto entry = journal_entry(notices[0]);
   EXPECT_NE(entry.message.find("at oom_here (trainer+0x1234)"), std::string::npos);
   std::map<std::string, std::string> fields(entry.fields.begin(), entry.fields.end());
@@ -191,9 +230,10 @@ TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
   EXPECT_EQ(fields.at("TARGET_CODE_MODULE"), "/opt/app/trainer");
   EXPECT_EQ(fields.at("TARGET_CODE_LOCATION"), "trainer+0x1234");
   EXPECT_EQ(fields.count("TARGET_CODE_LINE"), 0u);
+  EXPECT_EQ(fields.count("LEAK_SITES"), 0u) << "an OOM names one site";
   // No site known: the notice stays as it was.
   detectors_.set_site_lookup(
-      [](const ProcessId &, AlertKind, std::uint64_t) -> std::optional<NoticeSite> { return {}; });
+      [](const ProcessId &, AlertKind, std::uint64_t) { return std::vector<NoticeSite>{}; });
   state_.apply(memory_call(NT_API_MEM_ALLOC, 8, 0, 16 * kMiB, 2));
   scan(100 * kSecond);
   for (const auto &notice : detectors_.take_notices()) {

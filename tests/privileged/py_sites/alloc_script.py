@@ -1,6 +1,7 @@
 """Allocates through the stand-in driver's cuMemAlloc_v2, called through ctypes, for
 tests/privileged/call_sites_e2e_test.cpp: one request too big for the stand-in (out of memory),
-then 4 MiB kept every 0.2 s. The daemon must name the marked lines: its kernel-side walk takes
+then 4 MiB kept every 0.2 s, and 1 MiB kept every other step from a second line. The daemon
+must name the marked lines: its kernel-side walk takes
 the Python frames at each allocation's return.
 
     python3 alloc_script.py LIBCUDA GO_FILE EXIT_FILE GROW_STEPS
@@ -17,9 +18,11 @@ def ask_too_much(cuda):
 
 
 def grow(cuda, steps):
-    for _ in range(steps):
+    for step in range(steps):
         pointer = ctypes.c_ulonglong(0)
         cuda.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(4 << 20))  # the leaking line
+        if step % 2 == 0:
+            cuda.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(1 << 20))  # the smaller leak
         time.sleep(0.2)
 
 
