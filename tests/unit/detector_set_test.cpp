@@ -64,6 +64,20 @@ protected:
     detectors_.scan(state_, state_.take_memory_changes(), {{kId, cpu_seconds}}, now_ns);
   }
 
+  // 2 MiB allocated every 200 ms for 10 s, none freed; the notices it raised.
+  std::vector<AlertNotice> steady_leak() {
+    std::uint64_t address = 0x7f0000000000;
+    std::vector<AlertNotice> notices;
+    for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
+      state_.apply(memory_call(NT_API_MEM_ALLOC, t, address, 2 * kMiB));
+      address += 2 * kMiB;
+      scan(t + 1);
+      for (auto &notice : detectors_.take_notices())
+        notices.push_back(std::move(notice));
+    }
+    return notices;
+  }
+
   CudaState state_;
   DetectorSet detectors_;
 };
@@ -79,15 +93,7 @@ TEST_F(DetectorSetTest, SettingsComeFromTheConfig) {
 }
 
 TEST_F(DetectorSetTest, SteadyLeakNotifiesOnceAndIsActive) {
-  std::uint64_t address = 0x7f0000000000;
-  std::vector<AlertNotice> notices;
-  for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
-    state_.apply(memory_call(NT_API_MEM_ALLOC, t, address, 2 * kMiB));
-    address += 2 * kMiB;
-    scan(t + 1);
-    for (auto &notice : detectors_.take_notices())
-      notices.push_back(std::move(notice));
-  }
+  const auto notices = steady_leak();
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].kind, AlertKind::memory_leak);
   EXPECT_EQ(notices[0].id, kId);
@@ -126,15 +132,7 @@ TEST_F(DetectorSetTest, ALeakNoticeNamesItsTopSitesAndTheBytesLiveFromEach) {
         {"leak_here", "/opt/app/trainer", "trainer+0x10", 0, "leak_here (trainer+0x10)", kMiB}};
     return sites;
   });
-  std::uint64_t address = 0x7f0000000000;
-  std::vector<AlertNotice> notices;
-  for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
-    state_.apply(memory_call(NT_API_MEM_ALLOC, t, address, 2 * kMiB));
-    address += 2 * kMiB;
-    scan(t + 1);
-    for (auto &notice : detectors_.take_notices())
-      notices.push_back(std::move(notice));
-  }
+  const auto notices = steady_leak();
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_TRUE(notices[0].summary.ends_with(
       " at grow (train.py:51) (96.00 MiB live from there; also 3.00 MiB from cache (train.py:30), "
