@@ -23,6 +23,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as bench  # noqa: E402
+import stacks_cost  # noqa: E402
 
 RUN = os.path.join(HERE, "run.py")
 
@@ -172,6 +173,47 @@ class Helpers(unittest.TestCase):
         self.assertEqual((quick.reps, quick.launches), (1, 7))
         self.assertEqual(bench.parse_args(["b", "o", "--quick", "--reps", "2"]).reps, 2)
         self.assertEqual(bench.parse_args(["b", "o"]).scan_interval, "2s")
+
+
+class StacksCost(unittest.TestCase):
+    @staticmethod
+    def sample(workload, condition, value, bpf=None):
+        return {"workload": workload, "condition": condition, "ok": True, "value": value,
+                "result": {"iterations": 90, "warmup": 10}, "bpf": bpf or {}}
+
+    def test_report_pairs_the_conditions_and_the_programs(self):
+        runs = [
+            ("off", {"samples": [self.sample("cnn", "plain", 5.0),
+                                 self.sample("cnn", "neutracerd", 5.2,
+                                             {"call_enter": {"hits": 100, "ns": 20_000}})]}),
+            ("on", {"samples": [self.sample("cnn", "plain", 5.1),
+                                self.sample("cnn", "neutracerd", 5.72,
+                                            {"call_enter": {"hits": 100, "ns": 90_000}}),
+                                dict(self.sample("cnn", "neutracerd", 99.0), ok=False)]}),
+        ]
+        report = stacks_cost.render(runs)
+        # The failed run is left out: on/off = 5.72 / 5.2.
+        self.assertIn("| cnn | 5.05 (5–5.1) | 5.2 | 5.72 | 1.100 |", report)
+        # 200 ns per hit off, 900 on; one hit per step in both.
+        self.assertIn("| cnn | `call_enter` | 200 | 900 | 1 | 1 |", report)
+        self.assertNotIn("BPF programs", stacks_cost.render([("on", {"samples": []})]))
+
+    def test_dry_run_alternates_the_conditions(self):
+        with tempfile.TemporaryDirectory() as out:
+            res = subprocess.run(
+                [sys.executable, os.path.join(HERE, "stacks_cost.py"), "/nonexistent/neutracerd",
+                 out, "--rounds", "2", "--", "--dry-run", "--quick", "--port", str(free_port())],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+            self.assertEqual(res.returncode, 0, res.stdout[-2000:])
+            order = [line.split("stacks ")[1].split(":")[0] for line in res.stdout.splitlines()
+                     if line.startswith("[stacks_cost] round")]
+            self.assertEqual(order, ["off", "on", "on", "off"])
+            with open(os.path.join(out, "off-1", "bench.json")) as f:
+                self.assertTrue(json.load(f)["args"]["daemon_config"].endswith("stacks-off.yaml"))
+            with open(os.path.join(out, "on-1", "bench.json")) as f:
+                self.assertIsNone(json.load(f)["args"]["daemon_config"])
+            with open(os.path.join(out, "stacks_cost.md")) as f:
+                self.assertIn("| eager |", f.read())
 
 
 class DryRuns(unittest.TestCase):
