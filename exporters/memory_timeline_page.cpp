@@ -54,6 +54,11 @@ std::string utc_date(double unix_seconds) {
   return text;
 }
 
+// From `from` to `to`, never negative (a block stamped after the snapshot's clock was read).
+double seconds_between(std::uint64_t from, std::uint64_t to) {
+  return to > from ? static_cast<double>(to - from) / 1e9 : 0.0;
+}
+
 std::string hex(std::uint64_t value) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
@@ -155,9 +160,10 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
            "stroke-width=\"0.3\"><title>" + hex(block.address) + " " +
            human_bytes(static_cast<double>(block.bytes)) + ", allocated " +
            at(block.allocated_ns) +
-           (live ? format(", live (for %.3f s)", (now_ns - block.allocated_ns) / 1e9)
+           (live ? format(", live (for %.3f s)", seconds_between(block.allocated_ns, now_ns))
                  : ", freed " + at(block.freed_ns) +
-                       format(" (after %.3f s)", (block.freed_ns - block.allocated_ns) / 1e9)) +
+                       format(" (after %.3f s)",
+                              seconds_between(block.allocated_ns, block.freed_ns))) +
            site_text(sites, block.site) + "</title></rect>\n";
   }
   for (const auto &failure : timeline.failures) {
