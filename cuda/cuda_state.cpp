@@ -251,9 +251,10 @@ void CudaState::record_change(ProcessState &state, const nt_call_event &event,
     ++state.memory_changes_dropped;
     return;
   }
+  const bool free = kind == MemoryChangeKind::free;
   state.memory_changes.push_back({event.exit_ns, kind, address, bytes, state.gpu_bytes_in_use(),
-                                  event.result,
-                                  kind == MemoryChangeKind::free ? NT_NO_STACK : event.stack_id});
+                                  event.result, free ? NT_NO_STACK : event.stack_id,
+                                  free ? 0 : event.python_stack});
 }
 
 void CudaState::apply_free(ProcessState &state, const nt_call_event &event) {

@@ -17,6 +17,8 @@ struct MemoryChange {
   // Allocations and failed ones: the id of the caller's stack in the kernel's stack map
   // (bpf/neutracer_abi.h); -1 (NT_NO_STACK) when none was taken.
   std::int32_t stack_id = -1;
+  // Their Python stack's key in the kernel's python_stacks map; 0 when none was taken.
+  std::uint64_t python_stack = 0;
 };
 
 // CUDA_ERROR_OUT_OF_MEMORY: the only failure that is an out-of-memory. Others (PyTorch probing

@@ -461,7 +461,7 @@ void DaemonLoop::run_detectors() {
   for (const auto &[id, list] : changes)
     if (sites_)
       timeline_.record(id, list, [&, id = id](const MemoryChange &change) {
-        return sites_->allocation_site(id, change.stack_id);
+        return sites_->allocation_site(id, change.stack_id, change.python_stack);
       });
     else
       timeline_.record(id, list);

@@ -231,7 +231,8 @@ void SiteRecorder::forget(const ProcessId &id) {
     map_.forget_python_process(static_cast<std::uint32_t>(id.pid)); // not a later one's entry
 }
 
-std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id) const {
+std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id,
+                                          std::uint64_t python_key) const {
   const auto *sites = sites_.find(id);
   if (!sites)
     return -1;
@@ -245,8 +246,9 @@ std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t sta
   const auto cached = stacks_.find(stack_id);
   if (cached == stacks_.end())
     return -1;
-  const auto index = sites->find_site(
-      call_site_stack(cached->second.frames, StackCapture::at_return, 0, map_.stack_depth()));
+  auto stack = call_site_stack(cached->second.frames, StackCapture::at_return, 0, map_.stack_depth());
+  stack.python_key = python_key;
+  const auto index = sites->find_site(stack);
   return index ? static_cast<std::int32_t>(*index) : -1;
 }
 

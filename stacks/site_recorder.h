@@ -73,9 +73,10 @@ public:
   void end_scan();
   void forget(const ProcessId &id);
 
-  // The index of the site an allocation with this stack id was recorded at (within the last
-  // scans: ids are read once and kept while used); -1 when unknown.
-  std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id) const;
+  // The index of the site an allocation with this stack id and Python stack key was recorded at
+  // (within the last scans: ids are read once and kept while used); -1 when unknown.
+  std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id,
+                               std::uint64_t python_key) const;
   // The site an alert about `id` names; nullptr when there is none.
   const Site *site_for(const ProcessId &id, SitePurpose purpose, std::uint64_t time_ns) const;
   // The `count` sites most likely leaking in `id`, most likely first.

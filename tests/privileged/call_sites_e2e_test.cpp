@@ -441,6 +441,15 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   EXPECT_EQ((*notice)["sites"][0]["line"], leaking);
   EXPECT_EQ((*notice)["sites"][1]["line"], smaller);
   EXPECT_GT((*notice)["sites"][0]["live_bytes"], (*notice)["sites"][1]["live_bytes"]);
+  // The memory page's blocks name the same lines.
+  const auto memory = http_get(port_, "/memory?pid=" + pid);
+  ASSERT_TRUE(memory && memory->status == 200);
+  EXPECT_NE(memory->body.find("from grow (" + file + std::to_string(leaking) + ")"),
+            std::string::npos);
+  EXPECT_NE(memory->body.find("from grow (" + file + std::to_string(smaller) + ")"),
+            std::string::npos);
+  EXPECT_NE(memory->body.find("from ask_too_much (" + file + std::to_string(failing) + ")"),
+            std::string::npos);
   finish_script(script);
 }
 

@@ -1067,6 +1067,31 @@ TEST(CudaStateMemoryChanges, LogsGpuAllocationsFreesAndFailuresInOrder) {
   EXPECT_TRUE(state.take_memory_changes().empty());
 }
 
+TEST(CudaStateMemoryChanges, AllocationsCarryTheirNativeAndPythonStacks) {
+  CudaState state(settings());
+  auto allocation = alloc(NT_API_MEM_ALLOC, 0x1000, 100);
+  allocation.stack_id = 5;
+  allocation.python_stack = 0xab;
+  state.apply(allocation);
+  auto failure = alloc(NT_API_MEM_ALLOC, 0, 1 << 30, 2);
+  failure.stack_id = 6;
+  failure.python_stack = 0xcd;
+  state.apply(failure);
+  auto release = free_call(NT_API_MEM_FREE, 0x1000);
+  release.stack_id = 7;
+  release.python_stack = 0xef;
+  state.apply(release);
+  const auto changes = state.take_memory_changes();
+  const auto &log = changes.at(ProcessId{static_cast<int>(kPid), kStartTicks});
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0].stack_id, 5);
+  EXPECT_EQ(log[0].python_stack, 0xabu);
+  EXPECT_EQ(log[1].stack_id, 6);
+  EXPECT_EQ(log[1].python_stack, 0xcdu);
+  EXPECT_EQ(log[2].stack_id, NT_NO_STACK) << "a free has no site";
+  EXPECT_EQ(log[2].python_stack, 0u);
+}
+
 TEST(CudaStateMemoryChanges, LogIsBoundedAndCountsWhatItDrops) {
   CudaState state(settings());
   for (std::uint64_t i = 0; i < kMaxMemoryChangesPerScan + 10; ++i)

@@ -127,6 +127,11 @@ TEST_F(SiteRecorderTest, OneNativeStackFromTwoPythonLinesIsTwoSites) {
   EXPECT_EQ(sites->sites().at(0).counts.allocations, 2u) << "line a, twice";
   // This test process runs no CPython: the site keeps its native frames.
   EXPECT_EQ(*sites->sites().at(0).stack->frames.at(0).function, "fixture::work_item(int)");
+  // The memory timeline finds each allocation's own site by both keys.
+  EXPECT_EQ(recorder.allocation_site(self_, 7, 0xa), 0);
+  EXPECT_EQ(recorder.allocation_site(self_, 7, 0xb), 1);
+  EXPECT_EQ(recorder.allocation_site(self_, 7, 0), 2);
+  EXPECT_EQ(recorder.allocation_site(self_, 7, 0xc), -1) << "a stack never recorded";
 }
 
 TEST_F(SiteRecorderTest, OnlyAProcessRunningCPythonIsGivenToTheKernelSide) {
