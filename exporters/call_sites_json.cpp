@@ -78,6 +78,8 @@ std::string call_sites_json(const ProcessId &id, const std::string &comm,
     if (site.stack) {
       entry["end"] = std::string(stack_end_name(site.stack->end));
       entry["truncated"] = site.stack->end != StackEnd::complete;
+      if (site.stack->python_lost)
+        entry["python_frames_lost"] = true;
       auto frames = json::array();
       for (const auto &frame : site.stack->frames)
         frames.push_back(frame_json(frame));

@@ -63,6 +63,11 @@ SiteIndex ProcessSites::site(const CallSiteStack &stack, bool may_add,
   return index;
 }
 
+void ProcessSites::restack(SiteIndex index, SymbolizedStack stack) {
+  sites_.at(index).stack = std::make_shared<const SymbolizedStack>(std::move(stack));
+  ++version_;
+}
+
 void ProcessSites::add_live(std::unordered_map<std::uint64_t, Live> &live, SiteIndex site,
                             std::uint64_t address, std::uint64_t bytes) {
   // An address handed out again means its free was missed: retire the old allocation.

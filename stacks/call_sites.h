@@ -65,6 +65,8 @@ public:
   SiteIndex site(const CallSiteStack &stack, bool may_add,
                  const std::function<SymbolizedStack()> &symbolize);
   SiteIndex pseudo_site(SiteKind kind);
+  // Names a stack site anew (its Python frames found after all).
+  void restack(SiteIndex index, SymbolizedStack stack);
   // The site of `stack` if it has one already.
   std::optional<SiteIndex> find_site(const CallSiteStack &stack) const;
 

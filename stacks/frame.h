@@ -42,6 +42,9 @@ std::string_view stack_end_name(StackEnd end);
 struct SymbolizedStack {
   std::vector<Frame> frames; // frames[0]: the code that called the CUDA API
   StackEnd end = StackEnd::complete;
+  // The probe took Python frames, but they were gone from the kernel's map when read (evicted):
+  // native frames only, until a later call from the same site finds them again.
+  bool python_lost = false;
 };
 
 // "function (module+0x1a2b)", "module+0x1a2b" without a function name, "0x7f.." without a

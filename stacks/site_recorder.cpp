@@ -44,8 +44,10 @@ SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack
     return native;
   const auto python = map_.read_python_stack(stack.python_key);
   const PythonProcess *process = python_.process_of(id);
-  if (!python || !process)
+  if (!python || !process) {
+    native.python_lost = true;
     return native;
+  }
   return with_python_frames(std::move(native), python_.frames(id, *python),
                             process->interpreter_path, (python->status & NT_PYTHON_TRUNCATED) != 0);
 }
@@ -58,7 +60,25 @@ SiteIndex SiteRecorder::site_of(const ProcessId &id, ProcessSites &sites, std::i
     return sites.pseudo_site(SiteKind::no_stack);
   auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
   stack.python_key = python_key;
-  return sites.site(stack, sites_.may_add(sites), [&] { return symbolize(id, stack); });
+  const auto known = sites.sites().size();
+  const auto index = sites.site(stack, sites_.may_add(sites), [&] { return symbolize(id, stack); });
+  if (sites.sites().size() == known)
+    retry_python(id, sites, index, stack);
+  else if (python_key != 0)
+    python_retried_.emplace(id, index); // just read: not again in this scan
+  return index;
+}
+
+void SiteRecorder::retry_python(const ProcessId &id, ProcessSites &sites, SiteIndex index,
+                                const CallSiteStack &stack) {
+  // The probe stores a missing entry again at each call, so a later call of an evicted stack
+  // brings its frames back.
+  const auto &site = sites.sites()[index];
+  if (!site.stack || !site.stack->python_lost || !python_retried_.emplace(id, index).second)
+    return;
+  auto again = symbolize(id, stack);
+  if (!again.python_lost)
+    sites.restack(index, std::move(again));
 }
 
 void SiteRecorder::update_python_processes(const std::vector<ProcessId> &processes) {
@@ -190,6 +210,7 @@ void SiteRecorder::set_leak_samples(const ProcessId &id, std::span<const std::ui
 
 void SiteRecorder::end_scan() {
   ++scan_;
+  python_retried_.clear();
   if (!enabled() || scan_ % std::max<std::uint64_t>(1, settings_.collect_every_scans) != 0)
     return;
   // Kept: ids the kernel's maps refer to (waits in progress, launch samples) and ids used

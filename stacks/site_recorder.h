@@ -102,12 +102,16 @@ private:
                     StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0);
   // The native frames of a new site, with the Python frames of `python_key` when it has them.
   SymbolizedStack symbolize(const ProcessId &id, const CallSiteStack &stack);
+  // A site whose Python frames were lost tries again, at most once per scan, when it is hit.
+  void retry_python(const ProcessId &id, ProcessSites &sites, SiteIndex index,
+                    const CallSiteStack &stack);
 
   StackMap &map_;
   SiteRecorderSettings settings_;
   Symbolizer symbolizer_;
   PythonCallFrames python_;
   std::set<ProcessId> python_written_; // processes whose offsets the kernel side has
+  std::set<std::pair<ProcessId, SiteIndex>> python_retried_; // this scan
   CallSites sites_;
   std::unordered_map<std::int32_t, CachedStack> stacks_;
   // (stack id, caller, Python stack) of each sampled launch stack -> its site, per process.

@@ -36,6 +36,7 @@ public:
   std::vector<LaunchStackCount> read_launch_stacks() const override { return {}; }
   void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
   std::optional<nt_python_stack> read_python_stack(std::uint64_t key) const override {
+    ++python_reads;
     const auto it = python_stacks.find(key);
     return it == python_stacks.end() ? std::nullopt : std::optional(it->second);
   }
@@ -51,6 +52,7 @@ public:
   std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
   std::vector<std::int32_t> deleted;
   mutable int reads = 0;
+  mutable int python_reads = 0;
 };
 
 class SiteRecorderTest : public ::testing::Test {
@@ -132,6 +134,34 @@ TEST_F(SiteRecorderTest, OneNativeStackFromTwoPythonLinesIsTwoSites) {
   EXPECT_EQ(recorder.allocation_site(self_, 7, 0xb), 1);
   EXPECT_EQ(recorder.allocation_site(self_, 7, 0), 2);
   EXPECT_EQ(recorder.allocation_site(self_, 7, 0xc), -1) << "a stack never recorded";
+}
+
+TEST_F(SiteRecorderTest, ASiteWhosePythonFramesWereLostTriesAgainOncePerScan) {
+  SiteRecorder recorder(map_, procfs_);
+  const auto from_python = [&](std::uint64_t address) {
+    auto call = allocation(address, 4096, 7);
+    call.python_stack = 0xa; // not in the map: evicted before the daemon read it
+    return call;
+  };
+  recorder.record(self_, from_python(0x1000));
+  EXPECT_EQ(map_.python_reads, 1);
+  const auto *sites = recorder.sites().find(self_);
+  ASSERT_NE(sites, nullptr);
+  ASSERT_TRUE(sites->sites().at(0).stack);
+  EXPECT_TRUE(sites->sites().at(0).stack->python_lost);
+  recorder.record(self_, from_python(0x2000));
+  EXPECT_EQ(map_.python_reads, 1) << "not again in the scan that named it";
+  recorder.end_scan();
+  recorder.record(self_, from_python(0x3000));
+  recorder.record(self_, from_python(0x4000));
+  EXPECT_EQ(map_.python_reads, 2) << "once in the next scan";
+  EXPECT_EQ(sites->stack_sites(), 1u);
+  EXPECT_EQ(sites->sites().at(0).counts.allocations, 4u);
+  // A stack without Python frames never asks.
+  recorder.end_scan();
+  recorder.record(self_, allocation(0x5000, 4096, 7));
+  recorder.record(self_, allocation(0x6000, 4096, 7));
+  EXPECT_EQ(map_.python_reads, 2);
 }
 
 TEST_F(SiteRecorderTest, OnlyAProcessRunningCPythonIsGivenToTheKernelSide) {
