@@ -407,6 +407,26 @@ struct nt_python_stack {
 /* Python stacks of allocations kept for user space to read (LRU; key: nt_call_event.python_stack). */
 #define NT_PYTHON_STACKS_ENTRIES 2048
 
+/*
+ * A Python stack's key in python_stacks: FNV-1a over the process and each frame's words, then
+ * the status; never 0. The probes store a stack under it; user space checks a stack it reads
+ * against its key (a probe preempted between hashing and storing its per-CPU buffer could store
+ * another thread's frames).
+ */
+static inline nt_u64 nt_python_stack_key(nt_u32 tgid, const struct nt_python_stack *stack)
+{
+	nt_u64 key = 0xcbf29ce484222325ull ^ tgid;
+
+	for (nt_u32 i = 0; i < NT_PYTHON_FRAMES_MAX; i++) {
+		if (i >= stack->depth)
+			break;
+		key = (key ^ stack->frames[i].code) * 0x100000001b3ull;
+		key = (key ^ stack->frames[i].instr) * 0x100000001b3ull;
+	}
+	key = (key ^ stack->status) * 0x100000001b3ull;
+	return key ? key : 1;
+}
+
 /* ==== end of Python frames ==== */
 
 #endif /* NEUTRACER_ABI_H */

@@ -42,17 +42,7 @@ static __noinline __u64 store_python_stack(void)
 	stack = bpf_map_lookup_elem(&python_stack_scratch, &zero);
 	if (!stack || !read_python_stack(stack))
 		return 0;
-	/* FNV-1a over the process and each frame's words. */
-	key = 0xcbf29ce484222325ull ^ (bpf_get_current_pid_tgid() >> 32);
-	for (int i = 0; i < NT_PYTHON_FRAMES_MAX; i++) {
-		if (i >= stack->depth)
-			break;
-		key = (key ^ stack->frames[i].code) * 0x100000001b3ull;
-		key = (key ^ stack->frames[i].instr) * 0x100000001b3ull;
-	}
-	key = (key ^ stack->status) * 0x100000001b3ull;
-	if (!key)
-		key = 1;
+	key = nt_python_stack_key(bpf_get_current_pid_tgid() >> 32, stack);
 	if (!bpf_map_lookup_elem(&python_stacks, &key))
 		bpf_map_update_elem(&python_stacks, &key, stack, BPF_ANY);
 	return key;

@@ -533,6 +533,11 @@ std::optional<nt_python_stack> CudaTracer::read_python_stack(std::uint64_t key) 
   return stack;
 }
 
+void CudaTracer::delete_python_stack(std::uint64_t key) {
+  if (stack_depth_ > 0)
+    bpf_map_delete_elem(bpf_map__fd(launch_->maps.python_stacks), &key);
+}
+
 bool CudaTracer::set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) {
   return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(launch_->maps.python_processes),
                                                   &tgid, &offsets, BPF_ANY) == 0;

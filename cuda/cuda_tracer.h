@@ -82,6 +82,7 @@ public:
   std::optional<std::vector<std::uint64_t>> read_stack(std::int32_t id) const override;
   std::vector<std::int32_t> stack_ids() const override;
   std::optional<nt_python_stack> read_python_stack(std::uint64_t key) const override;
+  void delete_python_stack(std::uint64_t key) override;
   bool set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) override;
   void forget_python_process(std::uint32_t tgid) override;
   void delete_stacks(const std::vector<std::int32_t> &ids) override;

@@ -34,6 +34,8 @@ public:
   // The Python stack an allocation event names (nt_call_event.python_stack); nullopt when the
   // map no longer holds it.
   virtual std::optional<nt_python_stack> read_python_stack(std::uint64_t key) const = 0;
+  // Deletes a stored Python stack that does not match its key; the next call stores it anew.
+  virtual void delete_python_stack(std::uint64_t key) = 0;
   // Where a process's interpreter keeps its frames (pystacks to_abi_offsets): from now on its
   // allocations carry their Python stacks. False when it could not be written.
   virtual bool set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) = 0;

@@ -42,7 +42,14 @@ SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack
   auto native = symbolizer_.symbolize(id, stack);
   if (stack.python_key == 0)
     return native;
-  const auto python = map_.read_python_stack(stack.python_key);
+  auto python = map_.read_python_stack(stack.python_key);
+  const auto tgid = static_cast<std::uint32_t>(id.pid);
+  if (python && nt_python_stack_key(tgid, &*python) != stack.python_key) {
+    // Not the frames the key was made from: drop it, so the next call stores the right ones.
+    map_.delete_python_stack(stack.python_key);
+    ++python_stacks_rejected_;
+    python.reset();
+  }
   const PythonProcess *process = python_.process_of(id);
   if (!python || !process) {
     native.python_lost = true;

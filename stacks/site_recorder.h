@@ -86,6 +86,8 @@ public:
 
   const CallSites &sites() const { return sites_; }
   std::size_t cached_stacks() const { return stacks_.size(); }
+  // Python stacks read back that did not match their key (and were deleted).
+  std::uint64_t python_stacks_rejected() const { return python_stacks_rejected_; }
   std::uint64_t stacks_deleted() const { return stacks_deleted_; }
   // Stack ids the kernel map held at the last collection.
   std::size_t stack_map_ids() const { return stack_map_ids_; }
@@ -122,6 +124,7 @@ private:
   std::map<ProcessId, std::pair<std::uint64_t, std::shared_ptr<const ProcessSitesView>>> views_;
   std::uint64_t scan_ = 0;
   std::uint64_t stacks_deleted_ = 0;
+  std::uint64_t python_stacks_rejected_ = 0;
   std::size_t stack_map_ids_ = 0;
 };
 

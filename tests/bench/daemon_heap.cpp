@@ -92,6 +92,7 @@ public:
   std::optional<nt_python_stack> read_python_stack(std::uint64_t) const override {
     return std::nullopt;
   }
+  void delete_python_stack(std::uint64_t) override {}
   bool set_python_process(std::uint32_t, const nt_python_offsets &) override { return false; }
   void forget_python_process(std::uint32_t) override {}
   void delete_stacks(const std::vector<std::int32_t> &) override {}

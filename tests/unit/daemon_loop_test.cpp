@@ -91,6 +91,7 @@ public:
   std::optional<nt_python_stack> read_python_stack(std::uint64_t) const override {
     return std::nullopt;
   }
+  void delete_python_stack(std::uint64_t) override {}
   bool set_python_process(std::uint32_t, const nt_python_offsets &) override { return false; }
   void forget_python_process(std::uint32_t) override {}
   std::vector<LaunchStackCount> read_launch_stacks() const override { return launch_stacks; }

@@ -40,6 +40,10 @@ public:
     const auto it = python_stacks.find(key);
     return it == python_stacks.end() ? std::nullopt : std::optional(it->second);
   }
+  void delete_python_stack(std::uint64_t key) override {
+    python_stacks.erase(key);
+    python_deleted.push_back(key);
+  }
   bool set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) override {
     python_processes[tgid] = offsets;
     return true;
@@ -53,6 +57,7 @@ public:
   std::vector<std::int32_t> deleted;
   mutable int reads = 0;
   mutable int python_reads = 0;
+  std::vector<std::uint64_t> python_deleted;
 };
 
 class SiteRecorderTest : public ::testing::Test {
@@ -162,6 +167,50 @@ TEST_F(SiteRecorderTest, ASiteWhosePythonFramesWereLostTriesAgainOncePerScan) {
   recorder.record(self_, allocation(0x5000, 4096, 7));
   recorder.record(self_, allocation(0x6000, 4096, 7));
   EXPECT_EQ(map_.python_reads, 2);
+}
+
+TEST_F(SiteRecorderTest, APythonStackThatDoesNotMatchItsKeyIsDeleted) {
+  nt_python_stack stack{};
+  stack.depth = 2;
+  stack.frames[0] = {0x1000, 0x10};
+  stack.frames[1] = {0x2000, 0x20};
+  const auto tgid = static_cast<std::uint32_t>(self_.pid);
+  const auto right = nt_python_stack_key(tgid, &stack);
+  map_.python_stacks[right] = stack;
+  auto other = stack;
+  other.frames[1].instr = 0x24; // what a preempted probe could store under `wrong`
+  const auto wrong = nt_python_stack_key(tgid, &stack) ^ 0x5;
+  map_.python_stacks[wrong] = other;
+  SiteRecorder recorder(map_, procfs_);
+  auto matching = allocation(0x1000, 4096, 7);
+  matching.python_stack = right;
+  auto mismatched = allocation(0x2000, 4096, 7);
+  mismatched.python_stack = wrong;
+  recorder.record(self_, matching);
+  recorder.record(self_, mismatched);
+  EXPECT_EQ(map_.python_deleted, std::vector<std::uint64_t>{wrong});
+  EXPECT_EQ(recorder.python_stacks_rejected(), 1u);
+  EXPECT_TRUE(map_.python_stacks.contains(right));
+}
+
+TEST(PythonStackKey, NamesTheProcessAndEveryFrame) {
+  nt_python_stack stack{};
+  stack.depth = 2;
+  stack.frames[0] = {0x1000, 0x10};
+  stack.frames[1] = {0x2000, 0x20};
+  stack.frames[2] = {0x3000, 0x30}; // beyond depth: not part of the stack
+  const auto key = nt_python_stack_key(42, &stack);
+  EXPECT_NE(key, 0u);
+  EXPECT_NE(nt_python_stack_key(43, &stack), key);
+  auto moved = stack;
+  moved.frames[1].instr += 2;
+  EXPECT_NE(nt_python_stack_key(42, &moved), key);
+  auto beyond = stack;
+  beyond.frames[2].code = 0x9999;
+  EXPECT_EQ(nt_python_stack_key(42, &beyond), key);
+  auto truncated = stack;
+  truncated.status = NT_PYTHON_TRUNCATED;
+  EXPECT_NE(nt_python_stack_key(42, &truncated), key);
 }
 
 TEST_F(SiteRecorderTest, OnlyAProcessRunningCPythonIsGivenToTheKernelSide) {
