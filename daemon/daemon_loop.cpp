@@ -380,6 +380,7 @@ void DaemonLoop::scan_once() {
   if (sites_) {
     sites_->end_scan();
     health_.call_sites = sites_->sites().total_stack_sites();
+    health_.python_stacks_rejected = sites_->python_stacks_rejected();
   }
   health_.unreadable_processes = discovery.unreadable;
   health_.scan_duration_seconds = std::chrono::duration<double>(now - started).count();

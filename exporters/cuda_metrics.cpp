@@ -149,6 +149,10 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
           static_cast<double>(health.stacks_lost));
   gauge("neutracer_call_sites", "Call sites kept, over all processes (stacks.max_sites bounds it).",
         static_cast<double>(health.call_sites));
+  counter("neutracer_python_stacks_rejected_total",
+          "Python stacks read from the kernel that did not match their key (a probe preempted "
+          "while storing); deleted, and taken again at the next call.",
+          static_cast<double>(health.python_stacks_rejected));
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
         static_cast<double>(health.unreadable_processes));

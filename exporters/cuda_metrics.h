@@ -28,10 +28,11 @@ struct DaemonHealth {
   std::uint64_t inflight_map_full = 0; // call entries not recorded: map full
 
   // Call sites: sampled launch stacks not counted (map full), stacks the kernel did not store,
-  // sites kept over all processes.
+  // sites kept over all processes, Python stacks read back that did not match their key.
   std::uint64_t launch_stacks_full = 0;
   std::uint64_t stacks_lost = 0;
   std::uint64_t call_sites = 0;
+  std::uint64_t python_stacks_rejected = 0;
 
   std::uint64_t unreadable_processes = 0;
   std::uint64_t fd_limit_scans = 0; // scans that ran out of file descriptors, since start

@@ -375,6 +375,7 @@ TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
   ASSERT_TRUE(sites[0].stack);
   EXPECT_EQ(sites[0].stack->frames.at(0).address, 0x1234u);
   EXPECT_EQ(sample(*snapshot, "neutracer_call_sites", {}), 1);
+  EXPECT_EQ(sample(*snapshot, "neutracer_python_stacks_rejected_total", {}), 0);
   // The OOM's journal entry names where it came from.
   const auto oom = std::find_if(journal.entries.begin(), journal.entries.end(), [](const auto &e) {
     return e.message_id == "300aaf922eb2453baeec2d829451f171";
