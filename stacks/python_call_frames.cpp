@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <string>
 
+#include "cuda/cuda_discovery.h"
 #include "pystacks/python_detection.h"
 #include "pystacks/python_thread_walker.h"
 
@@ -31,6 +32,12 @@ const PythonProcess *PythonCallFrames::process_of(const ProcessId &id) {
   return known.process ? &*known.process : nullptr;
 }
 
+bool PythonCallFrames::still_running(const ProcessId &id) const {
+  // Read after the frames: a PID reused meanwhile is another program, whose memory says nothing
+  // about this one's lines.
+  return process_start_ticks(procfs_, id.pid) == id.start_ticks;
+}
+
 Frame PythonCallFrames::resolve(const PythonProcess &process, const ProcessMemory &memory,
                                 const nt_python_frame &raw) {
   const auto resolved = resolver_.resolve(process, memory, raw);
@@ -55,7 +62,7 @@ std::vector<Frame> PythonCallFrames::waiting_frames(const ProcessId &id, int tid
     frames.reserve(thread.frames.size());
     for (const auto &raw : thread.frames)
       frames.push_back(resolve(*process, memory, raw));
-    return frames;
+    return still_running(id) ? frames : std::vector<Frame>{};
   }
   return {};
 }
@@ -70,7 +77,7 @@ std::vector<Frame> PythonCallFrames::frames(const ProcessId &id, const nt_python
   frames.reserve(depth);
   for (std::uint32_t i = 0; i < depth; ++i)
     frames.push_back(resolve(*process, memory, stack.frames[i]));
-  return frames;
+  return still_running(id) ? frames : std::vector<Frame>{};
 }
 
 void PythonCallFrames::forget(const ProcessId &id) {

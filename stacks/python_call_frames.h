@@ -31,7 +31,8 @@ public:
   // which CPython keeps from 3.11 on: before, empty.
   std::vector<Frame> waiting_frames(const ProcessId &id, int tid);
   // The frames of a stack the kernel walked in process `id`, innermost first; a frame whose
-  // code object cannot be read any more is named "<unreadable>".
+  // code object cannot be read any more is named "<unreadable>". Both give nothing once the
+  // process is gone (its PID may be another program's).
   std::vector<Frame> frames(const ProcessId &id, const nt_python_stack &stack);
   void forget(const ProcessId &id);
 
@@ -43,6 +44,7 @@ private:
   };
   Frame resolve(const PythonProcess &process, const ProcessMemory &memory,
                 const nt_python_frame &raw);
+  bool still_running(const ProcessId &id) const;
 
   const ProcFs &procfs_;
   std::map<ProcessId, Known> known_;
