@@ -47,6 +47,15 @@ TEST(MixedStack, PythonFramesTakeTheInterpretersPlace) {
   EXPECT_EQ(mixed.end, StackEnd::complete) << "the Python frames reach the program's start";
 }
 
+TEST(MixedStack, TheInterpreterIsKnownByItsFileNameWhereverItIsMounted) {
+  const auto mixed = with_python_frames(native_stack(StackEnd::no_frame_pointer), python_frames(),
+                                        "/proc/4242/root/usr/lib/x86_64-linux-gnu/"
+                                        "libpython3.11.so.1.0",
+                                        false);
+  EXPECT_EQ(functions(mixed),
+            (std::vector<std::string>{"cudaMalloc", "alloc_block", "grow_cache", "main"}));
+}
+
 TEST(MixedStack, ANativeStackCutShortIsFollowedByThePythonFrames) {
   Frame garbage; // a "return address" that points into the stack: no module
   garbage.address = 0x7ffd2b459f60;
