@@ -66,31 +66,85 @@ std::string frame_text(const Frame &frame) {
   return frame.function ? *frame.function + " (" + place + ")" : place;
 }
 
+namespace {
+
+// The folder of installed packages a file is in, and what follows it: "torch/nn/x.py" for
+// ".../site-packages/torch/nn/x.py"; empty when it is in none.
+std::string_view installed_path(std::string_view file) {
+  for (const std::string_view folder : {"/site-packages/", "/dist-packages/"})
+    if (const auto at = file.rfind(folder); at != std::string_view::npos)
+      return file.substr(at + folder.size());
+  return {};
+}
+
+// The standard library: .../lib/python3.12/threading.py or .../lib/python3/x.py (one level
+// below the version, or deeper); not .../lib/python3-tools/x.py.
+bool in_standard_library(std::string_view file) {
+  constexpr std::string_view kStdlib = "/lib/python";
+  for (auto lib = file.find(kStdlib); lib != std::string_view::npos;
+       lib = file.find(kStdlib, lib + 1)) {
+    auto at = lib + kStdlib.size();
+    const auto digits = [&] {
+      const auto start = at;
+      while (at < file.size() && file[at] >= '0' && file[at] <= '9')
+        ++at;
+      return at > start;
+    };
+    if (!digits())
+      continue;
+    if (at < file.size() && file[at] == '.') {
+      ++at;
+      if (!digits())
+        continue;
+    }
+    if (at < file.size() && file[at] == '/')
+      return true;
+  }
+  return false;
+}
+
+// A console-script wrapper that pip writes (/usr/local/bin/vllm: `sys.exit(main())`): where a
+// program starts, not where it is.
+bool entry_point_wrapper(std::string_view file) {
+  return file.find("/bin/") != std::string_view::npos && !file.ends_with(".py");
+}
+
+} // namespace
+
 bool in_python_library(const Frame &frame) {
   if (frame.kind != FrameKind::python || !frame.module)
     return false;
   const std::string_view file = *frame.module;
-  if (file.starts_with("<frozen ") || file.find("/site-packages/") != std::string_view::npos ||
-      file.find("/dist-packages/") != std::string_view::npos)
-    return true;
-  // The standard library: .../lib/python3.12/threading.py (one level below, or deeper).
-  constexpr std::string_view kStdlib = "/lib/python";
-  const auto lib = file.find(kStdlib);
-  const auto version = lib + kStdlib.size();
-  return lib != std::string_view::npos && version < file.size() && file[version] >= '0' &&
-         file[version] <= '9' && file.find('/', version) != std::string_view::npos;
+  return file.starts_with("<frozen ") || !installed_path(file).empty() ||
+         in_standard_library(file);
 }
 
 const Frame *program_python_frame(std::span<const Frame> frames) {
   const Frame *innermost = nullptr;
+  const Frame *outermost_installed = nullptr;
   for (const auto &frame : frames) {
     if (frame.kind != FrameKind::python)
       continue;
-    if (!in_python_library(frame))
+    if (!in_python_library(frame) && !(frame.module && entry_point_wrapper(*frame.module)))
       return &frame;
     if (!innermost)
       innermost = &frame;
+    if (frame.module && !installed_path(*frame.module).empty())
+      outermost_installed = &frame;
   }
+  if (!outermost_installed)
+    return innermost;
+  // A program installed as a package (vllm serve, python -m pkg): the innermost frame of the
+  // package the call began in, not of the framework it called.
+  const auto package_of = [](const Frame &frame) {
+    const auto path = installed_path(*frame.module);
+    return path.substr(0, path.find('/'));
+  };
+  const auto program = package_of(*outermost_installed);
+  for (const auto &frame : frames)
+    if (frame.kind == FrameKind::python && frame.module &&
+        !installed_path(*frame.module).empty() && package_of(frame) == program)
+      return &frame;
   return innermost;
 }
 

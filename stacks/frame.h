@@ -57,8 +57,10 @@ std::string frame_text(const Frame &frame);
 bool in_python_library(const Frame &frame);
 
 // The Python frame that names where a program is: the innermost of the program's own files
-// (PyTorch's synchronize() is how a script waits, not where); the innermost frame when every
-// one is library code; nullptr when there is no Python frame.
+// (PyTorch's synchronize() is how a script waits, not where; a pip console-script wrapper is
+// not the program). When every frame is library code, the program is an installed package:
+// the innermost frame of the package the outermost installed frame belongs to (vllm's own
+// code, not PyTorch's); else the innermost frame. nullptr when there is no Python frame.
 const Frame *program_python_frame(std::span<const Frame> frames);
 
 // The frame an alert names: the program's Python frame of a mixed stack

@@ -173,6 +173,8 @@ TEST(ProgramPythonFrame, SkipsPackagesAndTheStandardLibraryButNotTheProgram) {
   EXPECT_FALSE(library("/srv/train.py"));
   EXPECT_FALSE(library("/home/u/lib/python_tools.py")) << "a file named like it, not it";
   EXPECT_FALSE(library("/home/u/lib/python_tools/train.py")) << "nor a folder";
+  EXPECT_FALSE(library("/home/u/lib/python3-tools/train.py")) << "nor a folder with a digit";
+  EXPECT_TRUE(library("/usr/lib/python3/x.py"));
   EXPECT_FALSE(library("train.py"));
   EXPECT_FALSE(in_python_library(native("cudaMalloc", "/usr/lib/python3.11/x.so", 1)));
 
@@ -182,6 +184,35 @@ TEST(ProgramPythonFrame, SkipsPackagesAndTheStandardLibraryButNotTheProgram) {
   EXPECT_EQ(program_python_frame(all_library), &all_library[0]) << "the innermost, then";
   const std::vector<Frame> native_only = {native("main", "/usr/bin/app", 1)};
   EXPECT_EQ(program_python_frame(native_only), nullptr);
+}
+
+TEST(ProgramPythonFrame, AnInstalledProgramIsNamedByItsOwnPackage) {
+  const std::string packages = "/usr/local/lib/python3.12/site-packages/";
+  // `vllm serve`: pip's wrapper calls vllm, which calls PyTorch.
+  const std::vector<Frame> served = {
+      python_frame("synchronize", packages + "torch/cuda/__init__.py", 1162),
+      python_frame("execute_model", packages + "vllm/worker/model_runner.py", 1702),
+      python_frame("run", packages + "vllm/entrypoints/cli/serve.py", 40),
+      python_frame("<module>", "/usr/local/bin/vllm", 8)};
+  EXPECT_EQ(program_python_frame(served), &served[1]);
+  // python -m trainer, the package installed: runpy, then the package.
+  const std::vector<Frame> module = {
+      python_frame("empty", packages + "torch/_refs/__init__.py", 5),
+      python_frame("step", packages + "trainer/loop.py", 30),
+      python_frame("<module>", packages + "trainer/__main__.py", 3),
+      python_frame("_run_code", "<frozen runpy>", 88)};
+  EXPECT_EQ(program_python_frame(module), &module[1]);
+  // A script of the user's own still wins over everything installed.
+  const std::vector<Frame> script = {
+      python_frame("synchronize", packages + "torch/cuda/__init__.py", 1162),
+      python_frame("wait", "/srv/train.py", 12),
+      python_frame("<module>", "/srv/train.py", 40)};
+  EXPECT_EQ(program_python_frame(script), &script[1]);
+  // A script in a bin folder ending in .py is the program too.
+  const std::vector<Frame> bin_script = {
+      python_frame("synchronize", packages + "torch/cuda/__init__.py", 1162),
+      python_frame("<module>", "/opt/job/bin/train.py", 9)};
+  EXPECT_EQ(program_python_frame(bin_script), &bin_script[1]);
 }
 
 TEST(AlertSite, PythonFramesNameFileAndLine) {
