@@ -3,12 +3,13 @@
 #include <cstdio>
 
 namespace neutracer {
-namespace {
 
 std::string_view base_name(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
+
+namespace {
 
 std::string hex(std::uint64_t value) {
   char text[24];

@@ -47,6 +47,9 @@ struct SymbolizedStack {
   bool python_lost = false;
 };
 
+// The last part of a path: "libcuda.so.1" for "/usr/lib/x86_64-linux-gnu/libcuda.so.1".
+std::string_view base_name(std::string_view path);
+
 // "function (module+0x1a2b)", "module+0x1a2b" without a function name, "0x7f.." without a
 // module; python frames "function (file:line)". Module names are shown without their directory.
 std::string frame_text(const Frame &frame);

@@ -4,14 +4,6 @@
 #include <iterator>
 
 namespace neutracer {
-namespace {
-
-std::string_view file_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-} // namespace
 
 SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> python,
                                    std::string_view interpreter_path, bool python_truncated) {
@@ -19,11 +11,11 @@ SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> py
     return native;
   // By file name: the symboliser names a file by the path it first saw it at, which another
   // process (a container, a bind mount) may map elsewhere.
-  const auto interpreter_file = file_name(interpreter_path);
+  const auto interpreter_file = base_name(interpreter_path);
   const auto interpreter = std::find_if(native.frames.begin(), native.frames.end(),
                                         [&](const Frame &frame) {
                                           return frame.kind == FrameKind::native && frame.module &&
-                                                 file_name(*frame.module) == interpreter_file;
+                                                 base_name(*frame.module) == interpreter_file;
                                         });
   const bool reached = interpreter != native.frames.end();
   native.frames.erase(interpreter, native.frames.end());

@@ -10,11 +10,6 @@
 namespace neutracer {
 namespace {
 
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // Where every thread's stack begins: a walk that reaches one of these is whole.
 bool is_entry_function(std::string_view name) {
   constexpr std::array<std::string_view, 11> kEntries = {"_start",
