@@ -448,6 +448,12 @@ def render_markdown(data):
     return "\n".join(out)
 
 
+def steps_run(result):
+    """Steps a workload ran from go to RESULT, warm-up included (launches for the raw loop)."""
+    return (result.get("total_launches")
+            or (result.get("iterations") or 0) + (result.get("warmup") or 0))
+
+
 def render_bpf(data):
     """The BPF programs that ran while each workload ran under neutracerd (--progstats)."""
     per = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -455,8 +461,7 @@ def render_bpf(data):
     for s in data.get("samples", []):
         if s.get("condition") != "neutracerd" or "bpf" not in s:
             continue
-        r = s.get("result", {})
-        n = r.get("total_launches") or (r.get("iterations") or 0) + (r.get("warmup") or 0)
+        n = steps_run(s.get("result", {}))
         if n <= 0:
             continue
         steps[s["workload"]] = UNITS[s["workload"]].split("/")[-1]

@@ -24,17 +24,11 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from run import fmt, fmt_cell, stats, steps_run  # noqa: E402
+
 CONDITIONS = ("off", "on")
 OFF_CONFIG = "stacks: {enabled: false}\n"
-
-
-def median_range(values):
-    if not values:
-        return "n/a"
-    med = statistics.median(values)
-    if len(values) == 1:
-        return f"{med:.4g}"
-    return f"{med:.4g} ({min(values):.4g}–{max(values):.4g})"
 
 
 def collect(runs):
@@ -51,8 +45,7 @@ def collect(runs):
                 values[w]["plain"].append(s["value"])
             elif s["condition"] == "neutracerd":
                 values[w][condition].append(s["value"])
-                r = s.get("result", {})
-                steps = r.get("total_launches") or (r.get("iterations") or 0) + (r.get("warmup") or 0)
+                steps = steps_run(s.get("result", {}))
                 for program, d in (s.get("bpf") or {}).items():
                     if steps and d["hits"]:
                         bpf[(w, program)][condition].append((d["ns"] / d["hits"], d["hits"] / steps))
@@ -68,8 +61,8 @@ def render(runs):
     for w, row in values.items():
         off, on = row.get("off", []), row.get("on", [])
         ratio = (f"{statistics.median(on) / statistics.median(off):.3f}" if off and on else "n/a")
-        out.append(f"| {w} | {median_range(row.get('plain', []))} | {median_range(off)} | "
-                   f"{median_range(on)} | {ratio} |")
+        out.append(f"| {w} | {fmt_cell(stats(row.get('plain', [])))} | {fmt_cell(stats(off))} | "
+                   f"{fmt_cell(stats(on))} | {ratio} |")
     if bpf:
         out += ["", "BPF programs under the daemon (`--progstats`): a program's own ns per hit and "
                 "hits per step, median over the runs.", "",
@@ -80,7 +73,7 @@ def render(runs):
             for index in (0, 1):
                 for condition in CONDITIONS:
                     got = [x[index] for x in row.get(condition, [])]
-                    cells.append(f"{statistics.median(got):.4g}" if got else "n/a")
+                    cells.append(fmt(statistics.median(got)) if got else "n/a")
             out.append(f"| {w} | `{program}` | {cells[0]} | {cells[1]} | {cells[2]} | "
                        f"{cells[3]} |")
     return "\n".join(out) + "\n"

@@ -193,9 +193,9 @@ class StacksCost(unittest.TestCase):
         ]
         report = stacks_cost.render(runs)
         # The failed run is left out: on/off = 5.72 / 5.2.
-        self.assertIn("| cnn | 5.05 (5–5.1) | 5.2 | 5.72 | 1.100 |", report)
+        self.assertIn("| cnn | 5.050 (5.000–5.100) | 5.200 | 5.720 | 1.100 |", report)
         # 200 ns per hit off, 900 on; one hit per step in both.
-        self.assertIn("| cnn | `call_enter` | 200 | 900 | 1 | 1 |", report)
+        self.assertIn("| cnn | `call_enter` | 200.0 | 900.0 | 1.000 | 1.000 |", report)
         self.assertNotIn("BPF programs", stacks_cost.render([("on", {"samples": []})]))
 
     def test_dry_run_alternates_the_conditions(self):
