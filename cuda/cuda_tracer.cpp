@@ -539,8 +539,8 @@ void CudaTracer::delete_python_stack(std::uint64_t key) {
 }
 
 bool CudaTracer::set_python_process(std::uint32_t tgid, const nt_python_offsets &offsets) {
-  return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(launch_->maps.python_processes),
-                                                  &tgid, &offsets, BPF_ANY) == 0;
+  return stack_depth_ > 0 && bpf_map_update_elem(bpf_map__fd(launch_->maps.python_processes), &tgid,
+                                                 &offsets, BPF_ANY) == 0;
 }
 
 void CudaTracer::forget_python_process(std::uint32_t tgid) {

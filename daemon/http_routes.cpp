@@ -203,23 +203,24 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
                                memory_timeline_index(*snapshot->timelines, snapshot->comms),
                                {}};
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
-           return HttpResponse{200,
-                               "text/html; charset=utf-8",
-                               memory_timeline_page(
-                                   id, comm_of(*snapshot, id), timeline, snapshot->clock,
-                                   snapshot->sites->count(id) ? snapshot->sites->at(id).get()
-                                                              : nullptr),
-                               {}};
+           return HttpResponse{
+               200,
+               "text/html; charset=utf-8",
+               memory_timeline_page(id, comm_of(*snapshot, id), timeline, snapshot->clock,
+                                    snapshot->sites->count(id) ? snapshot->sites->at(id).get()
+                                                               : nullptr),
+               {}};
          });
        }},
       {"/api/v1/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
-           return HttpResponse{200, "application/json",
-                               memory_timeline_json(id, comm_of(*snapshot, id), timeline,
-                                                    snapshot->clock),
-                               {}};
+           return HttpResponse{
+               200,
+               "application/json",
+               memory_timeline_json(id, comm_of(*snapshot, id), timeline, snapshot->clock),
+               {}};
          });
        }},
       {"/healthz",

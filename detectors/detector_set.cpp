@@ -35,8 +35,8 @@ std::string leak_sites_text(const std::vector<NoticeSite> &sites,
   std::string field;
   for (std::size_t i = 0; i < sites.size(); ++i) {
     if (i > 0)
-      text += (i == 1 ? "; also " : ", ") +
-              human_bytes(static_cast<double>(sites[i].live_bytes)) + " from " + sites[i].text;
+      text += (i == 1 ? "; also " : ", ") + human_bytes(static_cast<double>(sites[i].live_bytes)) +
+              " from " + sites[i].text;
     field += (i > 0 ? "; " : "") + sites[i].text + "=" + std::to_string(sites[i].live_bytes);
   }
   fields.emplace_back("LEAK_SITES", std::move(field));

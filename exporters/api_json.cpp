@@ -123,7 +123,9 @@ std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) 
     entry["fields"] = std::move(fields);
     auto sites = json::array();
     for (const auto &site : notice.sites) {
-      json named{{"text", site.text}, {"function", site.function}, {"module", site.module},
+      json named{{"text", site.text},
+                 {"function", site.function},
+                 {"module", site.module},
                  {"location", site.location}};
       if (site.line != 0)
         named["line"] = site.line;

@@ -158,8 +158,7 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
                   std::max(1.0, x1 - x0), height);
     svg += std::string(" fill=\"") + (live ? "#2f6fb3" : "#a9c4e0") + "\" stroke=\"#1d3f66\" " +
            "stroke-width=\"0.3\"><title>" + hex(block.address) + " " +
-           human_bytes(static_cast<double>(block.bytes)) + ", allocated " +
-           at(block.allocated_ns) +
+           human_bytes(static_cast<double>(block.bytes)) + ", allocated " + at(block.allocated_ns) +
            (live ? format(", live (for %.3f s)", seconds_between(block.allocated_ns, now_ns))
                  : ", freed " + at(block.freed_ns) +
                        format(" (after %.3f s)",
@@ -172,8 +171,7 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
                   "stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 3\">",
                   x, kTop, x, kTop + kPlotHeight);
     svg += "<title>failed allocation of " + human_bytes(static_cast<double>(failure.bytes)) +
-           " at " + at(failure.time_ns) +
-           site_text(sites, failure.site) + "</title></line>\n";
+           " at " + at(failure.time_ns) + site_text(sites, failure.site) + "</title></line>\n";
     svg += format("<path d=\"M %.1f %.0f l -6 -10 l 12 0 z\" fill=\"#d62728\"/>\n", x, kTop);
   }
   // Axes: wall-clock time (UTC) along the bottom, stacked address space on the left.
@@ -212,15 +210,15 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
       live_bytes += block.bytes;
     }
   std::string page =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>GPU memory of " + html_escape(comm) +
-      " (pid " + std::to_string(id.pid) +
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>GPU memory of " +
+      html_escape(comm) + " (pid " + std::to_string(id.pid) +
       ")</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>GPU memory of " +
       html_escape(comm) + " (pid " + std::to_string(id.pid) + ")</h1>\n" +
       "<p><label><input type=\"checkbox\" id=\"follow\" checked> refresh every " +
       std::to_string(kRefreshSeconds) + " s</label> <span id=\"status\"></span></p>\n" +
-      "<div id=\"timeline\">\n<p>" +
-      std::to_string(timeline.blocks.size()) + " allocations recorded, " + std::to_string(live) +
-      " live (" + human_bytes(static_cast<double>(live_bytes)) + "), " +
+      "<div id=\"timeline\">\n<p>" + std::to_string(timeline.blocks.size()) +
+      " allocations recorded, " + std::to_string(live) + " live (" +
+      human_bytes(static_cast<double>(live_bytes)) + "), " +
       std::to_string(timeline.failures.size()) + " failed allocations";
   if (timeline.dropped_blocks > 0)
     page += ", " + std::to_string(timeline.dropped_blocks) + " older allocations not shown";

@@ -116,8 +116,7 @@ bool in_python_library(const Frame &frame) {
   if (frame.kind != FrameKind::python || !frame.module)
     return false;
   const std::string_view file = *frame.module;
-  return file.starts_with("<frozen ") || !installed_path(file).empty() ||
-         in_standard_library(file);
+  return file.starts_with("<frozen ") || !installed_path(file).empty() || in_standard_library(file);
 }
 
 const Frame *program_python_frame(std::span<const Frame> frames) {
@@ -143,8 +142,8 @@ const Frame *program_python_frame(std::span<const Frame> frames) {
   };
   const auto program = package_of(*outermost_installed);
   for (const auto &frame : frames)
-    if (frame.kind == FrameKind::python && frame.module &&
-        !installed_path(*frame.module).empty() && package_of(frame) == program)
+    if (frame.kind == FrameKind::python && frame.module && !installed_path(*frame.module).empty() &&
+        package_of(frame) == program)
       return &frame;
   return innermost;
 }

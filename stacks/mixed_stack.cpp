@@ -12,11 +12,11 @@ SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> py
   // By file name: the symboliser names a file by the path it first saw it at, which another
   // process (a container, a bind mount) may map elsewhere.
   const auto interpreter_file = base_name(interpreter_path);
-  const auto interpreter = std::find_if(native.frames.begin(), native.frames.end(),
-                                        [&](const Frame &frame) {
-                                          return frame.kind == FrameKind::native && frame.module &&
-                                                 base_name(*frame.module) == interpreter_file;
-                                        });
+  const auto interpreter =
+      std::find_if(native.frames.begin(), native.frames.end(), [&](const Frame &frame) {
+        return frame.kind == FrameKind::native && frame.module &&
+               base_name(*frame.module) == interpreter_file;
+      });
   const bool reached = interpreter != native.frames.end();
   native.frames.erase(interpreter, native.frames.end());
   // A walk cut short ends in addresses that are no file's code (a frame pointer that was not

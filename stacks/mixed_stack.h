@@ -12,8 +12,9 @@ namespace neutracer {
 // the call up to the interpreter (the first frame in `interpreter_path`, the file the process
 // maps it from), then the Python frames; the interpreter's own frames below them are left out,
 // being how it ran those Python frames. A native stack that never reaches the interpreter (cut
-// short) loses the bare addresses it ends in and is followed by the Python frames. `python_truncated`: the walk kept only the innermost
-// Python frames (the stack then ends at depth_limit).
+// short) loses the bare addresses it ends in and is followed by the Python frames.
+// `python_truncated`: the walk kept only the innermost Python frames (the stack then ends at
+// depth_limit).
 SymbolizedStack with_python_frames(SymbolizedStack native, std::vector<Frame> python,
                                    std::string_view interpreter_path, bool python_truncated);
 

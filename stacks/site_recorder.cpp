@@ -151,8 +151,8 @@ void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uin
     inflight_ids_.insert(call.stack_id);
     const auto id = process_of(call.tgid, call.proc_start_ns);
     auto &sites = sites_.process(id);
-    const auto site = site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller,
-                              call.python_stack);
+    const auto site =
+        site_of(id, sites, call.stack_id, StackCapture::at_entry, call.caller, call.python_stack);
     auto &[count, longest] = pending[id][site];
     ++count;
     const double waited =
@@ -260,7 +260,7 @@ void SiteRecorder::forget(const ProcessId &id) {
 }
 
 std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t stack_id,
-                                          std::uint64_t python_key) const {
+                                           std::uint64_t python_key) const {
   const auto *sites = sites_.find(id);
   if (!sites)
     return -1;
@@ -274,7 +274,8 @@ std::int32_t SiteRecorder::allocation_site(const ProcessId &id, std::int32_t sta
   const auto cached = stacks_.find(stack_id);
   if (cached == stacks_.end())
     return -1;
-  auto stack = call_site_stack(cached->second.frames, StackCapture::at_return, 0, map_.stack_depth());
+  auto stack =
+      call_site_stack(cached->second.frames, StackCapture::at_return, 0, map_.stack_depth());
   stack.python_key = python_key;
   const auto index = sites->find_site(stack);
   return index ? static_cast<std::int32_t>(*index) : -1;

@@ -123,11 +123,9 @@ protected:
     script.go = dir_ / (name + std::to_string(started) + ".go");
     script.exit = dir_ / (name + std::to_string(started++) + ".exit");
     script.process = std::make_unique<ChildProcess>(
-        std::vector<std::string>{python,
-                                 std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/" +
-                                     name,
-                                 NEUTRACER_STANDIN_LIBRARY, script.go.string(),
-                                 script.exit.string(), arg},
+        std::vector<std::string>{
+            python, std::string(NEUTRACER_SOURCE_DIR) + "/tests/privileged/py_sites/" + name,
+            NEUTRACER_STANDIN_LIBRARY, script.go.string(), script.exit.string(), arg},
         (dir_ / "python.err").string());
     const auto ready = script.process->wait_for_line("ready ", 10s);
     EXPECT_TRUE(ready) << name << " did not start; stderr in " << dir_ / "python.err";
@@ -384,7 +382,8 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   const std::string &pid = script.pid;
   wait_scans(2); // its interpreter found and given to the probes
   std::ofstream(script.go).put('\n');
-  ASSERT_TRUE(script.process->wait_for_line("failed 2", 10s)) << "CUDA_ERROR_OUT_OF_MEMORY expected";
+  ASSERT_TRUE(script.process->wait_for_line("failed 2", 10s))
+      << "CUDA_ERROR_OUT_OF_MEMORY expected";
   ASSERT_TRUE(script.process->wait_for_line("grown", 30s));
   wait_scans(2);
   const auto document = sites(pid);
@@ -401,8 +400,7 @@ TEST_F(CallSitesE2E, PythonAllocationsNameTheScriptLinesThatLeakAndFail) {
   const auto file = std::string("alloc_script.py:");
   EXPECT_EQ(failed["summary"], "ask_too_much (" + file + std::to_string(failing) + ")")
       << failed.dump(1);
-  EXPECT_EQ(leaked["summary"], "grow (" + file + std::to_string(leaking) + ")")
-      << leaked.dump(1);
+  EXPECT_EQ(leaked["summary"], "grow (" + file + std::to_string(leaking) + ")") << leaked.dump(1);
   EXPECT_EQ(leaked["counts"]["live_allocations"], 40);
   // The mixed stack: Python frames follow the native ones, the caller of each under it.
   const auto names = functions(leaked);
@@ -467,7 +465,8 @@ TEST_F(CallSitesE2E, PythonLaunchSamplesNameTheScriptLine) {
   nlohmann::json launched;
   for (const auto &site : document["sites"])
     if (site["counts"]["launch_samples"].get<int>() > 0 &&
-        (launched.is_null() || site["counts"]["launch_samples"] > launched["counts"]["launch_samples"]))
+        (launched.is_null() ||
+         site["counts"]["launch_samples"] > launched["counts"]["launch_samples"]))
       launched = site;
   ASSERT_FALSE(launched.is_null()) << document.dump(1);
   EXPECT_EQ(launched["summary"], "launch_many (launch_script.py:" + std::to_string(launching) + ")")

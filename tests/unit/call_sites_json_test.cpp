@@ -196,17 +196,15 @@ TEST(ProgramPythonFrame, AnInstalledProgramIsNamedByItsOwnPackage) {
       python_frame("<module>", "/usr/local/bin/vllm", 8)};
   EXPECT_EQ(program_python_frame(served), &served[1]);
   // python -m trainer, the package installed: runpy, then the package.
-  const std::vector<Frame> module = {
-      python_frame("empty", packages + "torch/_refs/__init__.py", 5),
-      python_frame("step", packages + "trainer/loop.py", 30),
-      python_frame("<module>", packages + "trainer/__main__.py", 3),
-      python_frame("_run_code", "<frozen runpy>", 88)};
+  const std::vector<Frame> module = {python_frame("empty", packages + "torch/_refs/__init__.py", 5),
+                                     python_frame("step", packages + "trainer/loop.py", 30),
+                                     python_frame("<module>", packages + "trainer/__main__.py", 3),
+                                     python_frame("_run_code", "<frozen runpy>", 88)};
   EXPECT_EQ(program_python_frame(module), &module[1]);
   // A script of the user's own still wins over everything installed.
   const std::vector<Frame> script = {
       python_frame("synchronize", packages + "torch/cuda/__init__.py", 1162),
-      python_frame("wait", "/srv/train.py", 12),
-      python_frame("<module>", "/srv/train.py", 40)};
+      python_frame("wait", "/srv/train.py", 12), python_frame("<module>", "/srv/train.py", 40)};
   EXPECT_EQ(program_python_frame(script), &script[1]);
   // A script in a bin folder ending in .py is the program too.
   const std::vector<Frame> bin_script = {

@@ -206,13 +206,12 @@ TEST_F(DetectorSetTest, EveryFailedAllocationIsCountedButNotifiedOncePerCooldown
 
 TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
   std::vector<std::pair<AlertKind, std::uint64_t>> asked;
-  detectors_.set_site_lookup(
-      [&](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
-        EXPECT_EQ(id, kId);
-        asked.emplace_back(kind, time_ns);
-        return std::vector<NoticeSite>{{"oom_here", "/opt/app/trainer", "trainer+0x1234", 0,
-                                        "oom_here (trainer+0x1234)"}};
-      });
+  detectors_.set_site_lookup([&](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
+    EXPECT_EQ(id, kId);
+    asked.emplace_back(kind, time_ns);
+    return std::vector<NoticeSite>{
+        {"oom_here", "/opt/app/trainer", "trainer+0x1234", 0, "oom_here (trainer+0x1234)"}};
+  });
   state_.apply(memory_call(NT_API_MEM_ALLOC, 7, 0, 16 * kMiB, 2));
   scan(kSecond);
   const auto notices = detectors_.take_notices();
