@@ -208,11 +208,6 @@ template <typename Better> std::optional<SiteIndex> ProcessSites::best_site(Bett
   return std::nullopt;
 }
 
-std::optional<SiteIndex> ProcessSites::leak_site() const {
-  const auto top = leak_sites(1);
-  return top.empty() ? std::nullopt : std::optional<SiteIndex>(top.front());
-}
-
 std::vector<SiteIndex> ProcessSites::leak_sites(std::size_t count) const {
   std::vector<SiteIndex> holding;
   for (SiteIndex index = 0; index < sites_.size(); ++index)

@@ -92,9 +92,8 @@ public:
 
   // The site of the last failed allocation at or before `time_ns` (else the last one).
   std::optional<SiteIndex> failure_site(std::uint64_t time_ns) const;
-  // The site most likely leaking: most leak samples, then most live bytes.
-  std::optional<SiteIndex> leak_site() const;
-  // The `count` sites most likely leaking, most likely first (stack sites before the others).
+  // The `count` sites most likely leaking, most likely first: most leak samples, then most live
+  // bytes (stack sites before the others).
   std::vector<SiteIndex> leak_sites(std::size_t count) const;
   // The site of the longest wait in progress.
   std::optional<SiteIndex> wait_site() const;

@@ -291,9 +291,6 @@ const Site *SiteRecorder::site_for(const ProcessId &id, SitePurpose purpose,
   case SitePurpose::failure:
     index = sites->failure_site(time_ns);
     break;
-  case SitePurpose::leak:
-    index = sites->leak_site();
-    break;
   case SitePurpose::wait:
     index = sites->wait_site();
     break;

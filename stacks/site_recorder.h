@@ -36,9 +36,9 @@ struct SiteRecorderSettings {
   std::uint64_t ns_per_tick = 10'000'000;
 };
 
-// What an alert names: the site of a failed allocation (OOM, fragmentation), of a leak, or of a
-// wait in progress (hang).
-enum class SitePurpose { failure, leak, wait };
+// What an alert names: the site of a failed allocation (OOM, fragmentation) or of a wait in
+// progress (hang); a leak names several (leak_sites).
+enum class SitePurpose { failure, wait };
 
 // A copy of one process's sites for the HTTP threads.
 struct ProcessSitesView {

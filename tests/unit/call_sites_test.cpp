@@ -104,9 +104,9 @@ TEST_F(ProcessSitesTest, LeakSamplesCountPerSiteOfTheLiveBlock) {
   sites.set_leak_samples(sampled);
   EXPECT_EQ(sites.sites()[leak].counts.leak_samples, 2u);
   // The leak's site is the one with samples, though another holds more bytes.
-  EXPECT_EQ(sites.leak_site(), leak);
+  EXPECT_EQ(sites.leak_sites(1), std::vector<SiteIndex>{leak});
   sites.set_leak_samples({});
-  EXPECT_EQ(sites.leak_site(), other);
+  EXPECT_EQ(sites.leak_sites(1), std::vector<SiteIndex>{other});
 }
 
 TEST_F(ProcessSitesTest, LeakSitesRankSamplesThenLiveBytesAndSkipWhatHoldsNothing) {
@@ -125,7 +125,7 @@ TEST_F(ProcessSitesTest, LeakSitesRankSamplesThenLiveBytesAndSkipWhatHoldsNothin
   EXPECT_EQ(sites.leak_sites(5), (std::vector<SiteIndex>{many, few, big}));
   EXPECT_EQ(sites.leak_sites(2), (std::vector<SiteIndex>{many, few}));
   EXPECT_TRUE(sites.leak_sites(0).empty());
-  EXPECT_EQ(sites.leak_site(), many);
+  EXPECT_EQ(sites.leak_sites(1), std::vector<SiteIndex>{many});
 }
 
 TEST_F(ProcessSitesTest, FailureSiteIsFoundByTime) {
