@@ -117,6 +117,12 @@ std::optional<std::string> check_launch_sample_period(milliseconds value) {
   return check_duration_range(value, milliseconds(100), milliseconds(60'000));
 }
 
+std::optional<std::string> check_launch_sample_fraction(double value) {
+  if (value == 0 || (value >= 0.001 && value <= 0.9))
+    return std::nullopt;
+  return "must be 0 (from launch_max_rate) or between 0.001 and 0.9";
+}
+
 // The kernel's default kernel.perf_event_max_stack (NT_STACK_MAX_DEPTH): a stack map cannot
 // hold more frames.
 constexpr std::uint64_t kMaxStackDepth = 127;
@@ -410,6 +416,11 @@ const std::vector<Field> kCudaFields = {
     {"launch_sample_period",
      [](const YAML::Node &v, Config &c) {
        return read_checked_duration(v, c.cuda.launch_sample_period, check_launch_sample_period);
+     },
+     nullptr},
+    {"launch_sample_fraction",
+     [](const YAML::Node &v, Config &c) {
+       return read_double_field(v, c.cuda.launch_sample_fraction, check_launch_sample_fraction);
      },
      nullptr},
     {"launch_rules",
@@ -947,6 +958,9 @@ std::optional<ConfigError> validate_config(const Config &config) {
     if (auto problem = check_launch_sample_period(cuda.launch_sample_period))
       return ConfigError{invalid_value("cuda.launch_sample_period",
                                        format_duration(cuda.launch_sample_period), *problem)};
+    if (auto problem = check_launch_sample_fraction(cuda.launch_sample_fraction))
+      return ConfigError{invalid_value("cuda.launch_sample_fraction",
+                                       std::to_string(cuda.launch_sample_fraction), *problem)};
     const Config::Detectors &d = config.detectors;
     for (const auto &[key, value] :
          {std::pair{"detectors.leak.window", d.leak_window},

@@ -29,13 +29,16 @@ struct Config {
     std::uint32_t ring_buffer_bytes = 4u << 20;
     // Time constant of the smoothed transfer throughput gauge.
     std::chrono::milliseconds throughput_window{10000};
-    // Launch counting: "exact" (every launch, system-wide probes), "adaptive" (per-process
-    // probes, duty-cycled above launch_max_rate) or "off".
-    std::string launch_counting = "adaptive";
+    // Launch counting: "exact" (every launch), "adaptive" (per-process probes, duty-cycled
+    // above launch_max_rate: totals are estimates) or "off".
+    std::string launch_counting = "exact";
     // Adaptive: launches per second and process counted at most (above it, windows).
     std::uint32_t launch_max_rate = 1000;
     // Adaptive: one counting window per process per period.
     std::chrono::milliseconds launch_sample_period{1000};
+    // Adaptive: a sampled process is counted for this share of each period whatever its rate
+    // (tests/bench/gpu/paired.py alternates probes on and off this way); 0: from launch_max_rate.
+    double launch_sample_fraction = 0;
     // Adaptive: (fnmatch pattern on comm, exe path or container id, mode); first match wins.
     std::vector<std::pair<std::string, std::string>> launch_rules;
 

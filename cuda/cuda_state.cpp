@@ -319,6 +319,11 @@ void CudaState::apply_copy(ProcessState &state, const nt_call_event &event) {
   ++device.copies[index_of(direction)];
 }
 
+void CudaState::set_estimated_launches(const std::set<int> &pids) {
+  for (auto &[id, state] : processes_)
+    state.launches_estimated = pids.contains(id.pid);
+}
+
 void CudaState::set_launch_counts(const std::vector<LaunchCount> &counts) {
   // Each process's entries, gathered by sorting one list rather than in a map of maps (50 000
   // tree nodes a scan at 1 000 processes x 50 kernels).
@@ -387,6 +392,14 @@ FlatMap<std::string, Value> merged_by_label(std::vector<std::pair<std::string, V
 }
 
 } // namespace
+
+bool CudaState::has_launches(int pid) const {
+  for (auto it = processes_.lower_bound(ProcessId{pid, 0});
+       it != processes_.end() && it->first.pid == pid; ++it)
+    if (!it->second.launch_totals.empty())
+      return true;
+  return false;
+}
 
 bool CudaState::has_unnamed_launches(int pid) const {
   for (auto it = processes_.lower_bound(ProcessId{pid, 0});

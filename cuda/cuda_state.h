@@ -109,6 +109,9 @@ struct ProcessState {
     auto operator<=>(const LaunchKey &) const = default;
   };
   FlatMap<LaunchKey, std::uint64_t> launch_totals;
+  // The totals are scaled from sampled windows, not counted: exported apart from exact counts
+  // so that a sum over processes never mixes the two silently.
+  bool launches_estimated = false;
   // Label -> series, rebuilt from launch_totals; `promoted` keeps labels sticky so
   // counters never move between series (that would look like a counter reset). Flat: at
   // 1 000 processes x 50 kernels, std::map and std::set nodes took ~16 MiB.
@@ -206,6 +209,8 @@ public:
 
   // Replaces launch totals with a full read of the in-kernel counter map.
   void set_launch_counts(const std::vector<LaunchCount> &counts);
+  // Marks the processes (by PID) whose launch totals are estimates; the others are exact.
+  void set_estimated_launches(const std::set<int> &pids);
 
   // Records sync waits still in progress at `now_ns` (CLOCK_MONOTONIC).
   void set_inflight_calls(const std::vector<InflightCall> &calls, std::uint64_t now_ns);
@@ -238,6 +243,8 @@ public:
   // Whether a process with this PID launched a kernel handle it has no name for (and names
   // may still be learned: none dropped). Graph launches have no kernel name to learn.
   bool has_unnamed_launches(int pid) const;
+  // Whether a process with this PID has launched anything counted.
+  bool has_launches(int pid) const;
   ProcessId process_id(std::uint32_t tgid, std::uint64_t proc_start_ns) const;
 
   std::uint64_t malformed_events = 0;

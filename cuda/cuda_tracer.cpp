@@ -16,6 +16,7 @@
 #include "common/elf_symbols.h"
 #include "common/open_file_limit.h"
 #include "cuda/cuda_api_table.h"
+#include "cuda/entry_instruction.h"
 #include "cuda/trap_calibration.h"
 #include "cuda_calls.skel.h"
 #include "cuda_launch.skel.h"
@@ -167,7 +168,7 @@ void CudaTracer::load(const TracerSettings &settings) {
               skeleton->progs.context_set, skeleton->progs.context_push,
               skeleton->progs.context_pop})
           multi(program);
-        if (per_process_launch_probes_) {
+        if (multi_links_) {
           multi(skeleton->progs.sampled_call_enter);
           multi(skeleton->progs.sampled_call_exit);
         } else {
@@ -265,20 +266,32 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     links.emplace_back(link);
   };
   LaunchLibrary launch_library;
-  const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api,
-                                bool retprobe = false) {
-    if (!per_process_launch_probes_) {
-      attach_one(program, offset, api, retprobe);
-      return;
-    }
+  const auto per_process_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api,
+                                     bool retprobe = false) {
     auto &sites = launch_library.links[{program, retprobe}];
     sites.offsets.push_back(offset);
     sites.cookies.push_back(api);
   };
+  const auto launch_probe = [&](bpf_program *program, std::uint64_t offset, nt_api api) {
+    if (per_process_launch_probes_)
+      per_process_probe(program, offset, api);
+    else
+      attach_one(program, offset, api, false);
+  };
+  const UniqueFd code(::open(library.open_path.c_str(), O_RDONLY | O_CLOEXEC));
   for (const auto &probe : probed_symbols()) {
     const auto found = offsets.found.find(std::string(probe.symbol));
     if (found == offsets.found.end())
       continue;
+    const bool hot = probe.program == ProbeProgram::launch_handle_arg1 ||
+                     probe.program == ProbeProgram::launch_handle_arg2 ||
+                     is_sampled_call_api(probe.api);
+    if (hot) {
+      const auto bytes = code ? read_entry_bytes(code.get(), found->second) : std::nullopt;
+      summary.hot_entries.push_back(
+          {std::string(probe.symbol),
+           bytes ? classify_entry_instruction(*bytes) : EntryInstruction{"unreadable", false}});
+    }
     switch (probe.program) {
     case ProbeProgram::launch_handle_arg1:
       launch_probe(launch_->progs.launch_handle_arg1, found->second, probe.api);
@@ -287,9 +300,9 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
       launch_probe(launch_->progs.launch_handle_arg2, found->second, probe.api);
       break;
     case ProbeProgram::call:
-      if (per_process_launch_probes_ && is_sampled_call_api(probe.api)) {
-        launch_probe(calls_->progs.sampled_call_enter, found->second, probe.api);
-        launch_probe(calls_->progs.sampled_call_exit, found->second, probe.api, true);
+      if (multi_links_ && is_sampled_call_api(probe.api)) {
+        per_process_probe(calls_->progs.sampled_call_enter, found->second, probe.api);
+        per_process_probe(calls_->progs.sampled_call_exit, found->second, probe.api, true);
         break;
       }
       attach_one(calls_->progs.call_enter, found->second, probe.api, false);
@@ -340,7 +353,7 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   summary.probes = attached.probe_count;
   if (attached.probe_count > 0)
     attachments_.emplace(library.id, std::move(attached));
-  if (per_process_launch_probes_ && !launch_library.links.empty()) {
+  if (!launch_library.links.empty()) {
     launch_library.file = UniqueFd(::open(library.open_path.c_str(), O_PATH | O_CLOEXEC));
     if (launch_library.file)
       launch_libraries_.insert_or_assign(library.id, std::move(launch_library));

@@ -31,8 +31,9 @@ struct TracerSettings {
   std::uint32_t ring_buffer_bytes = 4u << 20;
   // false: launch probes attach system-wide with the other probes (exact counting). true: they
   // attach per process through LaunchProbeControl, and count only while the process's gate is
-  // open (adaptive counting); so do the probes of cuKernelGetFunction, which PyTorch calls
-  // next to its launches (47 times per CNN step) and whose answers repeat.
+  // open (adaptive counting). Either way, where the kernel has uprobe_multi links, the probes
+  // of cuKernelGetFunction, which PyTorch calls next to its launches (47 times per CNN step)
+  // and whose answers repeat, attach per process.
   bool per_process_launch_probes = false;
   // Native call stacks (bpf/neutracer_abi.h): frames kept per stack, 0 for none (no capture);
   // more than the kernel's perf_event_max_stack is lowered to it.
@@ -60,6 +61,11 @@ public:
   // False when adaptive counting was asked for but the kernel lacks uprobe_multi links: the
   // launch probes then attach system-wide, as in exact mode.
   bool per_process_launch_probes() const override { return per_process_launch_probes_; }
+  // Where the kernel has uprobe_multi links, exact counting probes cuKernelGetFunction per
+  // process: attach_launch_probes then attaches those probes alone.
+  bool per_process_name_probes() const override {
+    return multi_links_ && !per_process_launch_probes_;
+  }
   std::optional<double> measure_launch_trap_ns() override;
 
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.

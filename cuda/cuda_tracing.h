@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_discovery.h"
 #include "cuda/cuda_state.h"
+#include "cuda/entry_instruction.h"
 #include "cuda/launch_probe_control.h"
 #include "cuda/stack_map.h"
 
@@ -25,6 +26,13 @@ struct AttachSummary {
   bool retry = false; // the file vanished mid-attach: nothing kept, try again next scan
   // The daemon ran out of file descriptors (EMFILE/ENFILE): nothing kept, retry is set too.
   bool out_of_descriptors = false;
+  // The first instruction of each hot entry probed (launches, cuKernelGetFunction): one the
+  // kernel single-steps rather than emulates costs each call several microseconds more.
+  struct HotEntry {
+    std::string symbol;
+    EntryInstruction instruction;
+  };
+  std::vector<HotEntry> hot_entries;
 };
 
 struct TracerStats {
@@ -46,6 +54,10 @@ public:
   virtual std::size_t probe_count() const = 0;
   // Whether launch probes are attached per process (adaptive counting) or system-wide.
   virtual bool per_process_launch_probes() const = 0;
+  // With launch probes system-wide: whether the call that names launched functions
+  // (cuKernelGetFunction) is probed per process through LaunchProbeControl (NameProbeKeeper)
+  // rather than system-wide with the other calls.
+  virtual bool per_process_name_probes() const { return false; }
   // What one probed launch costs the launching thread here, in ns (per_process_launch_probes
   // only; trap_calibration.h); nullopt when it cannot be measured.
   virtual std::optional<double> measure_launch_trap_ns() = 0;

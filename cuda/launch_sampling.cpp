@@ -25,6 +25,8 @@ std::optional<LaunchCounting> parse_launch_counting(std::string_view text) {
 }
 
 double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second) {
+  if (settings.fixed_fraction > 0)
+    return std::min(settings.fixed_fraction, 1.0);
   if (!(launches_per_second > settings.max_rate))
     return 1.0;
   return std::clamp(settings.max_rate / launches_per_second, settings.min_fraction, 1.0);
@@ -94,10 +96,20 @@ void LaunchScaler::apply_read(const std::vector<LaunchCount> &raw, std::uint64_t
     const auto timing = timing_.find(process);
     if (timing == timing_.end() || timing->second.on_ns == 0)
       continue; // counted without a known window: taken as they are
-    double on_ns = static_cast<double>(timing->second.on_ns);
-    if (timing->second.sampled && timing->second.launch_bound)
-      on_ns -= std::min(static_cast<double>(launches) * trap_ns_, on_ns / 2);
-    scales[process] = static_cast<double>(timing->second.elapsed_ns) / on_ns;
+    auto &t = timing->second;
+    double on_ns = static_cast<double>(t.on_ns);
+    const double traps_ns = std::min(static_cast<double>(launches) * trap_ns_, on_ns / 2);
+    if (t.sampled && t.launch_bound)
+      on_ns -= traps_ns;
+    scales[process] = static_cast<double>(t.elapsed_ns) / on_ns;
+    if (t.sampled) {
+      const double window_rate = static_cast<double>(launches) / on_ns;
+      ++t.windows;
+      const double delta = window_rate - t.rate_mean;
+      t.rate_mean += delta / static_cast<double>(t.windows);
+      t.rate_m2 += delta * (window_rate - t.rate_mean);
+      t.trap_share = std::max(t.trap_share, traps_ns / static_cast<double>(t.on_ns));
+    }
   }
   for (const auto &delta : deltas) {
     const auto scale = scales.find(delta.process);
@@ -136,6 +148,23 @@ double LaunchScaler::counted_fraction(const Process &process) const {
   if (it == timing_.end() || it->second.total_ns == 0)
     return it != timing_.end() && it->second.on ? 1.0 : 0.0;
   return static_cast<double>(it->second.total_on_ns) / static_cast<double>(it->second.total_ns);
+}
+
+bool LaunchScaler::estimated(const Process &process) const {
+  const auto it = timing_.find(process);
+  return it != timing_.end() && it->second.windows > 0;
+}
+
+double LaunchScaler::relative_error(const Process &process) const {
+  const auto it = timing_.find(process);
+  if (it == timing_.end() || !estimated(process))
+    return 0;
+  const auto &t = it->second;
+  if (t.windows < 3 || !(t.rate_mean > 0))
+    return 1;
+  const double n = static_cast<double>(t.windows);
+  const double spread = std::sqrt(t.rate_m2 / (n - 1)) / t.rate_mean / std::sqrt(n);
+  return std::min(1.0, 1.96 * spread + t.trap_share);
 }
 
 LaunchScaler::Window LaunchScaler::last_window(const Process &process) const {

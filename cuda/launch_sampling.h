@@ -27,10 +27,14 @@ struct LaunchSamplingSettings {
   double min_fraction = 0.005; // a sampled window is at least this share of a period
   // What one counted launch costs the launching thread (trap_calibration.h); 0: unknown.
   double trap_ns = 0;
+  // Above 0: every process whose rate is known is counted for this share of each period,
+  // whatever its rate (cuda.launch_sample_fraction; the paired cost benchmark uses 0.5).
+  double fixed_fraction = 0;
 };
 
 // The share of each period a process's launch probes stay attached, from its launch rate:
-// 1 while the rate is at most max_rate; above, max_rate / rate (never below min_fraction).
+// 1 while the rate is at most max_rate; above, max_rate / rate (never below min_fraction);
+// fixed_fraction whatever the rate when that is set.
 double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second);
 
 // Turns full reads of the raw in-kernel counters into estimated totals. Each process's counting
@@ -68,6 +72,14 @@ public:
   double rate(const Process &process) const;
   // Share of time counted since the process was first seen (1 = exact).
   double counted_fraction(const Process &process) const;
+  // Whether some of the process's totals are scaled from sampled windows (not exact counts).
+  bool estimated(const Process &process) const;
+  // A 95 % bound on the relative error of the process's estimated totals: 0 when counted all
+  // along; 1 (no bound) before three sampled windows. Two parts, added: the spread of the
+  // windows' rates (1.96 standard errors of their mean; each window stands for its period),
+  // and the share of window time its traps took (the trap correction may be wrong by as much
+  // as it takes off; a process not corrected may be low by as much).
+  double relative_error(const Process &process) const;
   // What the last taken read of a process held: launches counted, counting time and the time
   // they stand for (for a sampled process, its last window and period).
   struct Window {
@@ -104,6 +116,12 @@ private:
     std::uint64_t total_ns = 0;
     double rate = 0;
     Window last;
+    // Sampled windows: their corrected launch rates (Welford's running mean and squared
+    // deviations) and the largest share of a window's time its traps took.
+    std::uint64_t windows = 0;
+    double rate_mean = 0;
+    double rate_m2 = 0;
+    double trap_share = 0;
   };
   void advance(Timing &timing, std::uint64_t now_ns);
 

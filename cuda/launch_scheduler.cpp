@@ -58,7 +58,11 @@ void LaunchScheduler::close_window(int pid, Tracked &process, std::uint64_t now_
   const auto closed = now(now_ns);
   scaler_.set_counting(tgid, false, closed);
   if (spdlog::should_log(spdlog::level::debug) && process.opened_ns != 0) {
-    // How the window's launches sat in it, for tests/bench/gpu (the counting error's cause).
+    // When the probes were on, for tests/bench/gpu/paired.py (it times the process's work
+    // inside and outside them); then how the window's launches sat in it (the counting
+    // error's cause, count_error.py).
+    spdlog::debug("pid {}: launch probes on from {} to {} ns (CLOCK_MONOTONIC)", pid,
+                  process.opened_ns, closed);
     const auto hits = probes_.launch_gate_hits(tgid);
     if (hits.launches > 0)
       spdlog::debug("pid {}: window open {} ns: {} launches, first {} ns after opening, last {} "
@@ -222,7 +226,8 @@ std::vector<LaunchProcessView> LaunchScheduler::processes() const {
   for (const auto &[pid, process] : processes_) {
     const auto tgid = static_cast<std::uint32_t>(pid);
     views.push_back({pid, process.mode, process.mode == LaunchCounting::off ? 0 : process.fraction,
-                     process.mode == LaunchCounting::off ? 0 : scaler_.counted_fraction(tgid)});
+                     process.mode == LaunchCounting::off ? 0 : scaler_.counted_fraction(tgid),
+                     scaler_.estimated(tgid), scaler_.relative_error(tgid)});
   }
   return views;
 }

@@ -30,6 +30,8 @@ struct LaunchProcessView {
   LaunchCounting mode = LaunchCounting::adaptive;
   double window_fraction = 1;  // share of each period counted now
   double counted_fraction = 1; // share of time counted since the process was first seen
+  bool estimated = false;      // some of its totals are scaled from sampled windows
+  double relative_error = 0;   // 95 % bound on its totals' relative error (LaunchScaler)
 };
 
 class LaunchScheduler {

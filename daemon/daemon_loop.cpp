@@ -77,8 +77,9 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
   health_.revision = kRevision;
   health_.compiler = kCompiler;
   health_.libbpf = libbpf_version();
-  // Without uprobe_multi links (Linux < 6.6) the tracer counts every launch.
-  if (config.cuda.launch_counting != "exact" && tracer_.per_process_launch_probes()) {
+  // Per-process launch probes when the config samples or switches off some process (without
+  // uprobe_multi links, Linux < 6.6, the tracer counts every launch of every process).
+  if (tracer_.per_process_launch_probes()) {
     std::vector<LaunchRule> rules;
     for (const auto &[pattern, mode] : config.cuda.launch_rules)
       rules.push_back({pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
@@ -86,6 +87,7 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
     sampling.max_rate = config.cuda.launch_max_rate;
     sampling.period_ns = static_cast<std::uint64_t>(
         std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
+    sampling.fixed_fraction = config.cuda.launch_sample_fraction;
     if (const auto trap_ns = tracer_.measure_launch_trap_ns()) {
       sampling.trap_ns = *trap_ns;
       spdlog::info("one counted launch costs the launching thread {:.2f} us here (measured); "
@@ -104,6 +106,8 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
       return gpus_saturated(nvml_snapshot_, static_cast<std::uint32_t>(pid));
     });
   }
+  if (!launches_ && tracer_.per_process_name_probes())
+    name_probes_.emplace(tracer_);
   if (config.stacks.enabled && tracer_.stack_depth() > 0) {
     SiteRecorderSettings settings;
     settings.sites.max_sites_per_process = config.stacks.max_sites_per_process;
@@ -117,6 +121,23 @@ DaemonLoop::DaemonLoop(const Config &config, CudaTracing &tracer, MetricsPublish
   raise_open_file_limit();
   for (const auto &gpu : host_gpus_)
     spdlog::info("GPU {}: {} at {}", gpu.index, gpu.uuid, gpu.pci_bus_id);
+}
+
+// A hot entry the kernel single-steps costs every launch a second trap: said at attach, and
+// counted in neutracer_probe_entries_single_stepped.
+void DaemonLoop::report_hot_entries(const std::string &path,
+                                    const std::vector<AttachSummary::HotEntry> &entries) {
+  for (const auto &entry : entries) {
+    if (entry.instruction.emulated) {
+      spdlog::debug("{}: {} starts with {}, which the kernel emulates: one trap per call", path,
+                    entry.symbol, entry.instruction.text);
+      continue;
+    }
+    ++health_.single_stepped_hot_entries;
+    spdlog::warn("{}: {} starts with {}, which the kernel single-steps: each probed call costs "
+                 "a second trap (several microseconds on virtual machines) on top of the first",
+                 path, entry.symbol, entry.instruction.text);
+  }
 }
 
 void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery, bool &out_of_descriptors) {
@@ -142,6 +163,7 @@ void DaemonLoop::attach_new_libraries(const DiscoveryResult &discovery, bool &ou
     else
       spdlog::info("attached {} probes to {} ({} symbols not in this driver)", summary.probes,
                    library.path, summary.missing_symbols);
+    report_hot_entries(library.path, summary.hot_entries);
   }
   // Detach from files no process maps any more (a driver upgrade leaves the old inode behind),
   // after a grace period so that a job restarting its CUDA processes keeps its probes. A scan
@@ -168,7 +190,7 @@ std::vector<LaunchCount> DaemonLoop::read_launch_counts() {
 void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
   tracer_.poll(timeout, [this](std::span<const std::byte> bytes) {
     if (auto event = decode_event(bytes)) {
-      if (launches_)
+      if (launches_ || name_probes_)
         track_launches_early(std::visit([](const auto &e) { return e.tgid; }, *event));
       state_.apply(*event);
       // At once, while the process runs: a new stack is named from its maps.
@@ -181,16 +203,23 @@ void DaemonLoop::drain_events(std::chrono::milliseconds timeout) {
 }
 
 // A process's first probed calls (context creation, module loading) come before its first
-// launch: in adaptive mode its launch probes are attached then, not at the next scan.
+// launch: its per-process launch or naming probes are attached then, not at the next scan.
 void DaemonLoop::track_launches_early(std::uint32_t tgid) {
   const auto pid = static_cast<int>(tgid);
-  if (launches_->tracks(pid) || pid == static_cast<int>(getpid()) ||
-      !early_misses_.insert(pid).second)
+  const bool tracked = launches_ ? launches_->tracks(pid) : name_probes_->tracks(pid);
+  if (tracked || pid == static_cast<int>(getpid()) || !early_misses_.insert(pid).second)
     return;
   if (auto process = discover_cuda_process(procfs_, pid)) {
     early_misses_.erase(pid);
-    launches_->track(*process, monotonic_ns());
+    if (launches_)
+      launches_->track(*process, monotonic_ns());
+    else
+      name_probes_->track(*process);
   }
+}
+
+bool DaemonLoop::names_wanted(int pid) const {
+  return !state_.has_launches(pid) || state_.has_unnamed_launches(pid);
 }
 
 void DaemonLoop::forget(const std::vector<ProcessId> &removed, std::vector<LaunchCount> &launches,
@@ -316,11 +345,14 @@ void DaemonLoop::scan_once() {
   docker_names_.resolve(discovery.processes);
   bool attach_out_of_descriptors = false;
   attach_new_libraries(discovery, attach_out_of_descriptors);
-  if (launches_) {
+  if (launches_)
     launches_->update_processes(discovery.processes, monotonic_ns(),
                                 [&discovery](int pid) { return discovery.unknown(pid); });
-    early_misses_.clear();
-  }
+  if (name_probes_)
+    name_probes_->update(
+        discovery.processes, [this](int pid) { return names_wanted(pid); },
+        [&discovery](int pid) { return discovery.unknown(pid); });
+  early_misses_.clear();
   // Names and allocations that arrived before now are applied before counts are joined.
   drain_events(std::chrono::milliseconds(0));
   auto launches = read_launch_counts();
@@ -333,6 +365,13 @@ void DaemonLoop::scan_once() {
   const auto name_bytes = state_.kernel_name_bytes();
   forget_replaced_images(launches, inflight);
   state_.set_launch_counts(launches);
+  if (launches_) {
+    std::set<int> estimated;
+    for (const auto &view : launches_->processes())
+      if (view.estimated)
+        estimated.insert(view.pid);
+    state_.set_estimated_launches(estimated);
+  }
   state_.set_inflight_calls(inflight, monotonic_ns());
   // A process this scan could not read, or whose stat it could not open for lack of
   // descriptors, is alive as far as anyone knows: an exit here would wipe a live one's state.
@@ -405,7 +444,9 @@ void DaemonLoop::report_fd_limit(const DiscoveryResult &discovery, bool attach_f
   scan.attach_failed = attach_failed;
   scan.limit = open_file_limit();
   scan.traced = {state_.processes().size(), tracer_.attached().size(), tracer_.probe_count(),
-                 tracer_.per_process_launch_probes() && launches_.has_value(),
+                 // Exact mode's per-process naming probes are 2 of these links: a bound.
+                 (tracer_.per_process_launch_probes() && launches_.has_value()) ||
+                     name_probes_.has_value(),
                  config_.web.max_connections};
   if (const auto message = fd_limit_warning_.note(scan, now))
     spdlog::error("{}", *message);

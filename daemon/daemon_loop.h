@@ -16,6 +16,7 @@
 #include "cuda/cuda_tracing.h"
 #include "cuda/launch_scheduler.h"
 #include "cuda/memory_timeline.h"
+#include "cuda/name_probe_keeper.h"
 #include "daemon/fd_limit_warning.h"
 #include "daemon/service_notifier.h"
 #include "detectors/detector_set.h"
@@ -108,11 +109,16 @@ private:
   std::map<ProcessId, ProcessImage> images_;
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::optional<NvmlSampler> nvml_;
-  std::optional<LaunchScheduler> launches_; // not in exact mode
-  double launch_trap_seconds_ = 0;
-  std::map<ProcessId, DeviceHeadroom> headroom_; // GPU free memory per process, last scan //
-                                                 // measured cost of a counted launch; 0: unknown
+  std::optional<LaunchScheduler> launches_; // launch probes per process (some not exact)
+  // Launch probes system-wide (every process exact): cuKernelGetFunction probed per process.
+  std::optional<NameProbeKeeper> name_probes_;
+  double launch_trap_seconds_ = 0;               // measured cost of a counted launch; 0: unknown
+  std::map<ProcessId, DeviceHeadroom> headroom_; // GPU free memory per process, last scan
+  // Whether a process may still launch a kernel it has no name for (NameProbeKeeper).
+  bool names_wanted(int pid) const;
   void track_launches_early(std::uint32_t tgid);
+  void report_hot_entries(const std::string &path,
+                          const std::vector<AttachSummary::HotEntry> &entries);
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
   NvmlSnapshot nvml_snapshot_; // the last scan's; not in use without NVML
   bool nvml_unavailable_ = false;

@@ -8,7 +8,7 @@ struct FdBudgetInput {
   std::uint64_t processes = 0;            // traced CUDA processes
   std::uint64_t libraries = 0;            // distinct driver files attached
   std::uint64_t system_wide_probes = 0;   // over all files (the tracer's probe count)
-  bool per_process_launch_probes = false; // adaptive launch counting
+  bool per_process_launch_probes = false; // per-process launch or naming links
   std::uint64_t max_connections = 0;      // web.max_connections
 };
 

@@ -1,5 +1,6 @@
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
 // exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
+#include <algorithm>
 #include <iostream>
 #include <malloc.h>
 #include <memory>
@@ -78,8 +79,14 @@ int main(int argc, char **argv) {
     // A host that cannot trace stops here, with the reason and its exit code.
     require_kernel_btf();
     require_uprobe_permission();
+    // Launch probes go per process only where some process is sampled or not counted: exact
+    // counting of every process probes the driver files system-wide, from a process's start.
+    const bool some_not_exact = config.cuda.launch_counting != "exact" ||
+                                std::ranges::any_of(config.cuda.launch_rules, [](const auto &rule) {
+                                  return rule.second != "exact";
+                                });
     TracerSettings tracing{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes,
-                           config.cuda.launch_counting != "exact"};
+                           some_not_exact};
     if (config.stacks.enabled) {
       tracing.stack_depth = config.stacks.max_depth;
       tracing.stack_map_entries = config.stacks.map_entries;

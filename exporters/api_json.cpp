@@ -51,6 +51,7 @@ void write_processes_json(const CudaState &state, const DetectorSet &detectors, 
     entry["memory"] = std::move(memory);
     entry["gpu_bytes_in_use"] = process.gpu_bytes_in_use();
     entry["kernel_launches"] = process.launches_total();
+    entry["kernel_launches_estimated"] = process.launches_estimated;
     entry["failed_allocations"] = process.failed_allocations;
     if (const auto found = detectors.findings().find(id); found != detectors.findings().end()) {
       const auto &f = found->second;

@@ -123,6 +123,11 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   gauge("neutracer_probe_symbols_missing",
         "Probed driver symbols absent from the attached libraries (older drivers).",
         static_cast<double>(health.missing_symbols));
+  gauge("neutracer_probe_entries_single_stepped",
+        "Probed launch and cuKernelGetFunction entries, over the driver files attached, whose "
+        "first instruction the kernel single-steps instead of emulating: each call there "
+        "costs a second trap (the daemon's log names them).",
+        static_cast<double>(health.single_stepped_hot_entries));
   counter("neutracer_probe_attach_errors_total", "Probe attachments that failed.",
           static_cast<double>(health.attach_errors));
   auto dropped = family("neutracer_events_dropped_total",
@@ -172,14 +177,29 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
 void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, MetricSink &sink) {
   const auto rows = process_rows(state);
 
+  // Exact counts and estimates in two families: a sum over one family is all of one kind.
+  const auto launch_family = [&](bool estimated) {
+    for (const auto &row : rows) {
+      if (row.state.launches_estimated != estimated)
+        continue;
+      for (const auto &[label, series] : row.state.kernels)
+        for (const auto &[device, count] : series.launches_by_device)
+          sink.sample(row.labels, {{"gpu", row.state.gpu_label(device)}, {"kernel", label}},
+                      static_cast<double>(count));
+    }
+  };
   sink.family("neutracer_cuda_kernel_launches_total",
-              "CUDA kernel launches by kernel name (demangled, shortened) and GPU.",
+              "CUDA kernel launches by kernel name (demangled, shortened) and GPU, counted "
+              "one by one (processes whose launches are sampled are in "
+              "neutracer_cuda_kernel_launches_estimated_total instead).",
               MetricType::counter);
-  for (const auto &row : rows)
-    for (const auto &[label, series] : row.state.kernels)
-      for (const auto &[device, count] : series.launches_by_device)
-        sink.sample(row.labels, {{"gpu", row.state.gpu_label(device)}, {"kernel", label}},
-                    static_cast<double>(count));
+  launch_family(false);
+  sink.family("neutracer_cuda_kernel_launches_estimated_total",
+              "Estimated CUDA kernel launches of processes whose launches are sampled "
+              "(cuda.launch_counting adaptive): scaled from counting windows, with the 95 % "
+              "relative error bound in neutracer_cuda_launch_estimate_relative_error.",
+              MetricType::counter);
+  launch_family(true);
 
   per_memory_kind(rows, sink, "neutracer_cuda_memory_used_bytes",
                   "CUDA memory allocated through the driver and not yet freed.", MetricType::gauge,

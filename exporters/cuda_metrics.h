@@ -20,7 +20,9 @@ struct DaemonHealth {
   std::string libbpf;   // the libbpf the daemon runs with, "v1.1"
   std::uint64_t attached_libraries = 0;
   std::uint64_t attached_probes = 0;
-  std::uint64_t missing_symbols = 0;   // over attached libraries
+  std::uint64_t missing_symbols = 0; // over attached libraries
+  // Launch and cuKernelGetFunction entries whose first instruction the kernel single-steps.
+  std::uint64_t single_stepped_hot_entries = 0;
   std::uint64_t attach_errors = 0;     // since start
   std::uint64_t ring_buffer_drops = 0; // events lost in the kernel (ring buffer full)
   std::uint64_t malformed_events = 0;  // events rejected by the decoder

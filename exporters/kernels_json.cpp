@@ -22,7 +22,9 @@ template <typename Take> void write_kernels_json(const CudaState &state, Take &&
            {"launches", series.launches},
            {"full_names", names != full_names.end() ? names->second : FlatSet<std::string>{}}});
     }
-    nlohmann::json entry{{"pid", id.pid}, {"comm", process.comm}};
+    nlohmann::json entry{{"pid", id.pid},
+                         {"comm", process.comm},
+                         {"launches_estimated", process.launches_estimated}};
     // The container fields of /api/v1/processes: container (the name), container_id, ...
     for (const auto &[key, value] : container_info_labels(process.container))
       entry[key] = value;

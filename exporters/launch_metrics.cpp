@@ -24,21 +24,24 @@ void write_launch_counting_metrics(std::string_view mode, const CudaState &state
   std::map<int, const LaunchProcessView *> by_pid;
   for (const auto &view : views)
     by_pid[view.pid] = &view;
-  // Exact mode probes every process system-wide: all counted all the time, no views.
+  // Without per-process probes (no views) exact mode counts every process all the time; with
+  // them (a rule samples or switches off some process) each process's view says.
   const bool every_launch = mode == "exact";
   struct Shares {
     Labels labels;
     double window = 0;  // of the sampling period, now
     double counted = 0; // of the time since discovery
+    double error = 0;   // 95 % relative error bound of its totals
   };
   std::vector<Shares> shares;
   shares.reserve(state.processes().size());
   for (const auto &[id, process] : state.processes()) {
     Shares share{process_labels(id, process.comm, process.container), every_launch ? 1.0 : 0.0,
                  every_launch ? 1.0 : 0.0};
-    if (const auto view = by_pid.find(id.pid); !every_launch && view != by_pid.end()) {
+    if (const auto view = by_pid.find(id.pid); view != by_pid.end()) {
       share.window = view->second->window_fraction;
       share.counted = view->second->counted_fraction;
+      share.error = view->second->relative_error;
     }
     shares.push_back(std::move(share));
   }
@@ -55,6 +58,14 @@ void write_launch_counting_metrics(std::string_view mode, const CudaState &state
               MetricType::gauge);
   for (const auto &share : shares)
     sink.sample(share.labels, share.counted);
+  sink.family("neutracer_cuda_launch_estimate_relative_error",
+              "95 % bound on the relative error of the process's launch totals: 0 when every "
+              "launch was counted, 1 when no bound is known yet (fewer than three sampled "
+              "windows); the spread of the window rates plus the share of window time the "
+              "counted launches' traps took.",
+              MetricType::gauge);
+  for (const auto &share : shares)
+    sink.sample(share.labels, share.error);
 }
 
 std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,

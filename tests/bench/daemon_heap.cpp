@@ -74,7 +74,13 @@ class FakeTracing : public CudaTracing {
 public:
   AttachSummary attach(const CudaLibrary &library) override {
     attached_.insert(library.id);
-    return {.probes = 100, .missing_symbols = 0, .errors = 0, .first_error = {}, .retry = false};
+    return {.probes = 100,
+            .missing_symbols = 0,
+            .errors = 0,
+            .first_error = {},
+            .retry = false,
+            .out_of_descriptors = false,
+            .hot_entries = {}};
   }
   void detach(const LibraryId &id) override { attached_.erase(id); }
   bool is_attached(const LibraryId &id) const override { return attached_.contains(id); }

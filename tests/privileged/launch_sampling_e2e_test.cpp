@@ -26,8 +26,14 @@ protected:
     return "cuda: {launch_counting: adaptive, launch_max_rate: 1000, "
            "launch_sample_period: 200ms}\n";
   }
+  // A sampled process's totals are estimates, exported apart from exact counts; a process
+  // counted all along has exact counts only.
   double launches(const Scrape &s, const Scenario &scenario) const {
-    return value(s, "neutracer_cuda_kernel_launches_total", {{"pid", scenario.pid}});
+    const double estimated =
+        value(s, "neutracer_cuda_kernel_launches_estimated_total", {{"pid", scenario.pid}});
+    return estimated >= 0
+               ? estimated
+               : value(s, "neutracer_cuda_kernel_launches_total", {{"pid", scenario.pid}});
   }
 };
 
@@ -53,6 +59,12 @@ TEST_F(AdaptiveLaunchE2E, BusyProcessIsSampledAndItsTotalEstimated) {
   EXPECT_LT(estimate, 1.1 * truth);
   EXPECT_LT(lowest_ratio.load(), 0.5) << "the busy process was never sampled";
   EXPECT_EQ(value(scrape(), "neutracer_cuda_launch_counting_info", {{"mode", "adaptive"}}), 1);
+  // Never summed with exact counts: the estimate is in its own family, with an error bound.
+  EXPECT_LT(value(scrape(), "neutracer_cuda_kernel_launches_total", {{"pid", scenario.pid}}), 0);
+  const double bound =
+      value(scrape(), "neutracer_cuda_launch_estimate_relative_error", {{"pid", scenario.pid}});
+  EXPECT_GT(bound, 0);
+  EXPECT_LE(bound, 1);
   // Measured at start on a function of the daemon: a trap costs about 1-10 us on these hosts.
   const double trap = value(scrape(), "neutracer_cuda_launch_trap_seconds", {});
   EXPECT_GT(trap, 1e-8);
@@ -80,7 +92,7 @@ TEST_F(AdaptiveLaunchE2E, AKernelFirstLaunchedWhileSampledIsNamed) {
   });
   const auto s = scrape();
   ASSERT_LT(lowest_ratio.load(), 0.5) << "the process was never sampled";
-  const double named = value(s, "neutracer_cuda_kernel_launches_total",
+  const double named = value(s, "neutracer_cuda_kernel_launches_estimated_total",
                              labels(scenario, "kernel", "late_kernel"));
   EXPECT_GT(named, 0.5 * 10000) << "log: " << log();
   EXPECT_LT(named, 1.5 * 10000);
@@ -112,6 +124,57 @@ TEST_F(EarlyLaunchE2E, LaunchesBeforeTheFirstScanAreCounted) {
   EXPECT_EQ(
       value(scrape(), "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "early")),
       100);
+  finish(scenario);
+}
+
+// The defaults: every launch counted, with launch probes system-wide; the call that names
+// launched functions (cuKernelGetFunction) probed per process while a name may be missing.
+class ExactDefaultE2E : public DaemonE2E {
+protected:
+  std::string config_yaml() const override { return "cuda: {max_kernels_per_process: 50}\n"; }
+};
+
+TEST_F(ExactDefaultE2E, NamingProbesComeAndGoWithTheNeedForNames) {
+  // "first" is named, then every launch is: the naming probes go. "second" is looked up while
+  // they are gone, so its launches are unnamed until the next scan probes the process again
+  // and the next lookup names its handle, launches before included.
+  auto scenario = run_scenario({}, {"launchex:first:100", "sleep:1500", "launchex:second:10",
+                                    "sleep:1500", "launchex:second:10"});
+  const auto s = scrape();
+  EXPECT_EQ(value(s, "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+  EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "first")),
+            100);
+  EXPECT_EQ(value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "second")),
+            20)
+      << "log: " << log();
+  EXPECT_LT(
+      value(s, "neutracer_cuda_kernel_launches_total", labels(scenario, "kernel", "[unresolved]")),
+      0);
+  EXPECT_EQ(value(s, "neutracer_cuda_launch_estimate_relative_error", {{"pid", scenario.pid}}), 0);
+  const auto text = log();
+  const auto probed = "pid " + scenario.pid + ": cuKernelGetFunction probed";
+  const auto removed = "pid " + scenario.pid + ": every launch named";
+  const auto first_removal = text.find(removed);
+  ASSERT_NE(first_removal, std::string::npos) << text;
+  EXPECT_NE(text.find(probed, first_removal), std::string::npos)
+      << "probed again for the unnamed launches of \"second\"; log: " << text;
+  finish(scenario);
+}
+
+class ExactDefaultOffRuleE2E : public DaemonE2E {
+protected:
+  std::string config_yaml() const override {
+    return "cuda:\n  launch_rules:\n    - {match: \"*/neutracer-scenario\", counting: off}\n";
+  }
+};
+
+TEST_F(ExactDefaultOffRuleE2E, ARuleSwitchesOneProcessOffUnderTheExactDefault) {
+  auto scenario = run_scenario({}, {"launch:k:500", "alloc:4096:1"});
+  const auto s = scrape();
+  EXPECT_LE(value(s, "neutracer_cuda_kernel_launches_total", {{"pid", scenario.pid}}), 0);
+  EXPECT_EQ(value(s, "neutracer_cuda_launch_sampling_ratio", {{"pid", scenario.pid}}), 0);
+  EXPECT_EQ(value(s, "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+  EXPECT_EQ(value(s, "neutracer_cuda_memory_used_bytes", labels(scenario, "kind", "device")), 4096);
   finish(scenario);
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <memory>
+#include <sstream>
 #include <unistd.h>
 
 #include "e2e_fixture.h"
@@ -181,6 +182,17 @@ TEST_F(TracingE2E, SeriesVanishAfterExitAndProbesDetach) {
   EXPECT_GE(scrape()["neutracer_attached_libraries"], 1);
   EXPECT_GT(scrape()["neutracer_attached_probes"], 100);
   EXPECT_EQ(log().find(standin_detach_line()), std::string::npos);
+  // The stand-in's entries start with push %rbp: the daemon checked and said so at attach.
+  std::istringstream lines(log());
+  int emulated = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(standin_library()) != std::string::npos &&
+        (line.find("cuLaunchKernel starts with push %rbp, which the kernel emulates") !=
+             std::string::npos ||
+         line.find("cuKernelGetFunction starts with push %rbp, which the kernel emulates") !=
+             std::string::npos))
+      ++emulated;
+  EXPECT_EQ(emulated, 2) << log();
   finish(scenario);
   const std::string pid_label = "pid=\"" + scenario.pid + "\"";
   EXPECT_TRUE(eventually(

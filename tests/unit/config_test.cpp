@@ -577,6 +577,7 @@ TEST(ParseConfigYaml, ReadsLaunchCountingKeys) {
                                "  launch_counting: exact\n"
                                "  launch_max_rate: 250\n"
                                "  launch_sample_period: 500ms\n"
+                               "  launch_sample_fraction: 0.5\n"
                                "  launch_rules:\n"
                                "    - {match: \"train*\", counting: off}\n"
                                "    - {match: \"/opt/*\", counting: adaptive}\n");
@@ -586,7 +587,10 @@ TEST(ParseConfigYaml, ReadsLaunchCountingKeys) {
   const std::vector<std::pair<std::string, std::string>> rules{{"train*", "off"},
                                                                {"/opt/*", "adaptive"}};
   EXPECT_EQ(config.cuda.launch_rules, rules);
-  EXPECT_EQ(Config{}.cuda.launch_counting, "adaptive");
+  EXPECT_EQ(config.cuda.launch_sample_fraction, 0.5);
+  // Exact by default: a count users read is a count, not an estimate.
+  EXPECT_EQ(Config{}.cuda.launch_counting, "exact");
+  EXPECT_EQ(Config{}.cuda.launch_sample_fraction, 0.0);
 }
 
 TEST(ParseConfigYamlErrors, LaunchCountingValuesAreChecked) {
@@ -595,6 +599,9 @@ TEST(ParseConfigYamlErrors, LaunchCountingValuesAreChecked) {
   EXPECT_CONTAINS(parse_error("cuda: {launch_max_rate: 0}\n"), "must be between 1 and 10000000");
   EXPECT_CONTAINS(parse_error("cuda: {launch_sample_period: 50ms}\n"),
                   "must be between 100ms and 1m");
+  EXPECT_CONTAINS(parse_error("cuda: {launch_sample_fraction: 1.5}\n"),
+                  "cuda.launch_sample_fraction: invalid value 1.5: must be 0 (from "
+                  "launch_max_rate) or between 0.001 and 0.9");
   EXPECT_CONTAINS(parse_error("cuda: {launch_rules: {match: x}}\n"),
                   "expected a list of {match: PATTERN, counting: MODE}");
   EXPECT_CONTAINS(parse_error("cuda:\n  launch_rules:\n    - {match: x, counting: fast}\n"),

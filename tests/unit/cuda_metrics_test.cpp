@@ -118,6 +118,16 @@ CudaState deterministic_state() {
   const std::uint32_t b = 77;
   const std::uint64_t bs = 12;
   state.apply(call(b, bs, NT_API_MEM_ALLOC_PITCH, {0, 0, 500, 3, 4}, {0x7e0000000000, 512}));
+  // Its launches are sampled: an estimate, exported apart from the exact counts.
+  state.apply(name(b, bs, 0xb1, "_Z6decodev"));
+  state.set_launch_counts({launch(a, as, NT_API_LAUNCH_KERNEL, 0xf1, 120),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xf2, 64),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xf3, 3),
+                           launch(a, as, NT_API_LAUNCH_KERNEL, 0xdead, 5),
+                           launch(a, as, NT_API_GRAPH_LAUNCH, 0x9000, 7),
+                           {a, as * kNsPerTick, NT_API_LAUNCH_KERNEL, 0xf1, 30, kContext1},
+                           launch(b, bs, NT_API_LAUNCH_KERNEL, 0xb1, 40000)});
+  state.set_estimated_launches({static_cast<int>(b)});
 
   DiscoveryResult discovery;
   discovery.processes.push_back(
@@ -190,6 +200,40 @@ TEST(CudaMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {
     EXPECT_EQ(straight, render(cuda_families(state, SeriesSettings{histograms})));
     EXPECT_NE(straight.find("neutracer_cuda_kernel_launches_total{pid="), std::string::npos);
   }
+}
+
+TEST(CudaMetrics, EstimatedLaunchesAreNeverInTheExactFamily) {
+  const auto families = cuda_families(deterministic_state(), SeriesSettings{false});
+  const auto &exact = family(families, "neutracer_cuda_kernel_launches_total");
+  const auto &estimated = family(families, "neutracer_cuda_kernel_launches_estimated_total");
+  EXPECT_FALSE(exact.samples.empty());
+  for (const auto &sample : exact.samples)
+    EXPECT_NE(label(sample.labels, "pid"), "77");
+  ASSERT_EQ(estimated.samples.size(), 1u);
+  EXPECT_EQ(label(estimated.samples[0].labels, "pid"), "77");
+  EXPECT_EQ(label(estimated.samples[0].labels, "kernel"), "decode");
+  EXPECT_EQ(estimated.samples[0].value, 40000);
+}
+
+TEST(LaunchCountingMetrics, UnderTheExactDefaultARuledProcessShowsItsOwnShares) {
+  // pid 77 is switched off by a rule and pid 1001 sampled; exact is the daemon's default.
+  const std::vector<LaunchProcessView> views{
+      {77, LaunchCounting::off, 0, 0}, {1001, LaunchCounting::adaptive, 0.25, 0.5, true, 0.03}};
+  const auto families = launch_counting_families("exact", deterministic_state(), views, 1e-6);
+  const auto share = [&](const std::string &name, const std::string &pid) {
+    for (const auto &sample : family(families, name).samples)
+      if (label(sample.labels, "pid") == pid)
+        return sample.value;
+    return -1.0;
+  };
+  EXPECT_EQ(share("neutracer_cuda_launch_sampling_ratio", "77"), 0);
+  EXPECT_EQ(share("neutracer_cuda_launch_sampling_ratio", "1001"), 0.25);
+  EXPECT_EQ(share("neutracer_cuda_launch_estimate_relative_error", "1001"), 0.03);
+  EXPECT_EQ(share("neutracer_cuda_launch_estimate_relative_error", "77"), 0);
+  // Without views (launch probes system-wide), exact mode counts every process.
+  const auto system_wide = launch_counting_families("exact", deterministic_state(), {}, 0);
+  for (const auto &sample : family(system_wide, "neutracer_cuda_launch_sampling_ratio").samples)
+    EXPECT_EQ(sample.value, 1);
 }
 
 TEST(LaunchCountingMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {

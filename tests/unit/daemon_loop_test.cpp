@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <spdlog/sinks/ostream_sink.h>
@@ -38,13 +38,20 @@ public:
   AttachSummary attach(const CudaLibrary &library) override {
     attached_.insert(library.id);
     ++attach_calls;
-    return {.probes = 100, .missing_symbols = 0, .errors = 0, .first_error = {}, .retry = false};
+    return {.probes = 100,
+            .missing_symbols = 0,
+            .errors = 0,
+            .first_error = {},
+            .retry = false,
+            .out_of_descriptors = false,
+            .hot_entries = {}};
   }
   void detach(const LibraryId &id) override { attached_.erase(id); }
   bool is_attached(const LibraryId &id) const override { return attached_.contains(id); }
   std::vector<LibraryId> attached() const override { return {attached_.begin(), attached_.end()}; }
   std::size_t probe_count() const override { return 100 * attached_.size(); }
   bool per_process_launch_probes() const override { return per_process; }
+  bool per_process_name_probes() const override { return per_process_names; }
   std::optional<double> measure_launch_trap_ns() override { return std::nullopt; }
   void poll(std::chrono::milliseconds,
             const std::function<void(std::span<const std::byte>)> &sink) override {
@@ -98,6 +105,7 @@ public:
   void delete_launch_stacks(const std::vector<LaunchStackCount> &) override {}
 
   bool per_process = false;
+  bool per_process_names = false;
   std::uint32_t depth = 0; // stacks off unless a test sets it
   std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
   std::vector<LaunchStackCount> launch_stacks;
@@ -259,6 +267,40 @@ TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
   EXPECT_TRUE(tracing_.gates.at(100) && tracing_.gates.at(200));
   const auto snapshot = publisher_.latest();
   EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_counting_info", {{"mode", "adaptive"}}), 1);
+}
+
+TEST_F(DaemonLoopTest, ExactModeProbesTheNamingCallPerProcessWhileNamesAreMissing) {
+  tracing_.per_process_names = true;
+  const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
+  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  // Neither has launched yet: both may name kernels.
+  ASSERT_EQ(tracing_.launch_probes.size(), 2u);
+  EXPECT_TRUE(tracing_.name_calls.at(100) && tracing_.name_calls.at(200));
+  EXPECT_TRUE(tracing_.gates.empty()) << "launches are counted system-wide: no gate";
+
+  // 100 launches a handle it has no name for; 200 only a graph (nothing to name).
+  tracing_.launches = {{100, kStartTicksOf100 * ns_per_tick, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0},
+                       {200, kStartTicksOf200 * ns_per_tick, NT_API_GRAPH_LAUNCH, 0xdef, 3, 0}};
+  loop.scan_once(); // the counts are read after the probes are updated
+  loop.scan_once();
+  EXPECT_TRUE(tracing_.launch_probes.contains(100));
+  EXPECT_FALSE(tracing_.launch_probes.contains(200));
+  EXPECT_EQ(
+      sample(*publisher_.latest(), "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+}
+
+TEST_F(DaemonLoopTest, ARuleThatSamplesOneProcessLeavesTheOthersExact) {
+  tracing_.per_process = true; // main.cpp asks for per-process probes when a rule samples
+  auto c = config("exact");
+  c.cuda.launch_rules = {{"python3", "adaptive"}};
+  DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+  loop.scan_once();
+  ASSERT_EQ(tracing_.launch_probes.size(), 2u); // both counted from the start
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_counting_info", {{"mode", "exact"}}), 1);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_launch_estimate_relative_error", {{"pid", "100"}}),
+            0);
 }
 
 TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 namespace neutracer {
@@ -31,6 +33,60 @@ TEST(LaunchWindowFraction, ExactUpToTheRateThenProportional) {
   EXPECT_EQ(launch_window_fraction(settings, 1000), 1.0);
   EXPECT_DOUBLE_EQ(launch_window_fraction(settings, 4000), 0.25);
   EXPECT_DOUBLE_EQ(launch_window_fraction(settings, 1e9), 0.01); // floor
+}
+
+TEST(LaunchWindowFraction, AFixedShareHoldsWhateverTheRate) {
+  LaunchSamplingSettings settings{1000, 1000 * kMs, 0.01};
+  settings.fixed_fraction = 0.5;
+  EXPECT_EQ(launch_window_fraction(settings, 10), 0.5);
+  EXPECT_EQ(launch_window_fraction(settings, 1e6), 0.5);
+}
+
+TEST(LaunchScaler, ExactTotalsAreNotEstimatesAndHaveNoError) {
+  LaunchScaler scaler(1000);
+  scaler.set_counting(10, true, 0);
+  scaler.apply_read({count(10, 1, 500)}, 1000 * kMs);
+  EXPECT_FALSE(scaler.estimated(10));
+  EXPECT_EQ(scaler.relative_error(10), 0.0);
+  // Sampled from now on, but no window taken yet: still exact.
+  scaler.set_sampled(10, true);
+  EXPECT_FALSE(scaler.estimated(10));
+}
+
+// One sampled window of `on_ms` in a 1 s period holding `launches`, read at the period's end.
+void sampled_period(LaunchScaler &scaler, int period, std::uint64_t on_ms, std::uint64_t &raw,
+                    std::uint64_t launches) {
+  const std::uint64_t start = static_cast<std::uint64_t>(period) * 1000 * kMs;
+  scaler.set_counting(10, true, start);
+  raw += launches;
+  scaler.set_counting(10, false, start + on_ms * kMs);
+  scaler.apply_read({count(10, 1, raw)}, start + 1000 * kMs);
+}
+
+TEST(LaunchScaler, TheErrorBoundIsUnknownBeforeThreeWindowsThenShrinksWithMore) {
+  LaunchScaler scaler;
+  scaler.set_sampled(10, true);
+  std::uint64_t raw = 0;
+  sampled_period(scaler, 0, 100, raw, 900);
+  sampled_period(scaler, 1, 100, raw, 1100);
+  EXPECT_TRUE(scaler.estimated(10));
+  EXPECT_EQ(scaler.relative_error(10), 1.0) << "two windows: no bound yet";
+  sampled_period(scaler, 2, 100, raw, 1000);
+  // Rates 9000, 11000, 10000 per s: sd 1000, mean 10000: 1.96 * 0.1 / sqrt(3).
+  EXPECT_NEAR(scaler.relative_error(10), 1.96 * 0.1 / std::sqrt(3.0), 1e-9);
+  for (int period = 3; period < 30; ++period)
+    sampled_period(scaler, period, 100, raw, period % 3 == 0 ? 900 : period % 3 == 1 ? 1100 : 1000);
+  EXPECT_LT(scaler.relative_error(10), 0.04);
+}
+
+TEST(LaunchScaler, TheErrorBoundHoldsTheTrapShareOfAWindow) {
+  // 1000 launches at 10 us per trap in a 100 ms window: traps took 10 % of it.
+  LaunchScaler scaler(10'000);
+  scaler.set_sampled(10, true);
+  std::uint64_t raw = 0;
+  for (int period = 0; period < 5; ++period)
+    sampled_period(scaler, period, 100, raw, 1000);
+  EXPECT_NEAR(scaler.relative_error(10), 0.10, 1e-9); // identical windows: no spread
 }
 
 TEST(LaunchScaler, AlwaysOnCountsAreExact) {
@@ -223,6 +279,51 @@ TEST(LaunchScheduler, BusyProcessIsSampledWithinTwoPercent) {
   EXPECT_NEAR(estimate / static_cast<double>(truth), 1.0, 0.02);
   EXPECT_LT(trapped, truth / 10); // the point: most launches never trap
   EXPECT_NEAR(scheduler.processes().at(0).window_fraction, 0.05, 0.01);
+  EXPECT_TRUE(scheduler.processes().at(0).estimated);
+}
+
+TEST(LaunchScheduler, TheExportedErrorBoundCoversTheErrorOfABurstyProcess) {
+  // A process that launches in bursts of random length: windows see different rates.
+  FakeProbes probes;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, {1000, 1000 * kMs, 0.005}, probes);
+  scheduler.seed_window_placement(7);
+  scheduler.update_processes({process(10, "bursty")}, 0);
+  std::mt19937_64 random(3);
+  std::uint64_t truth = 0;
+  std::uint64_t per_ms = 20;
+  for (std::uint64_t ms = 1; ms <= 120'000; ++ms) {
+    scheduler.tick(ms * kMs);
+    if (ms % 250 == 0)
+      per_ms = std::uniform_int_distribution<std::uint64_t>(5, 40)(random);
+    probes.launch(10, per_ms);
+    truth += per_ms;
+  }
+  const auto estimate = static_cast<double>(total_of(scheduler.read(120'000 * kMs), 10));
+  const auto view = scheduler.processes().at(0);
+  const double error = std::abs(estimate / static_cast<double>(truth) - 1);
+  EXPECT_TRUE(view.estimated);
+  EXPECT_GT(view.relative_error, 0.0);
+  EXPECT_LT(view.relative_error, 0.5);
+  EXPECT_LE(error, view.relative_error) << "estimate " << estimate << " of " << truth;
+}
+
+TEST(LaunchScheduler, AFixedShareAlternatesProbesOnAndOffInHalves) {
+  FakeProbes probes;
+  std::uint64_t clock_ms = 0;
+  LaunchSamplingSettings settings{1000, 2000 * kMs, 0.005};
+  settings.fixed_fraction = 0.5;
+  LaunchScheduler scheduler(LaunchCounting::adaptive, {}, settings, probes,
+                            [&] { return clock_ms * kMs; });
+  scheduler.update_processes({process(10, "bench")}, 0);
+  std::uint64_t attached_ms = 0;
+  for (clock_ms = 1; clock_ms <= 40'000; ++clock_ms) {
+    scheduler.tick(clock_ms * kMs);
+    probes.launch(10, 1); // 1 000 launches/s: below launch_max_rate, sampled all the same
+    if (clock_ms > 4000 && probes.attached.contains(10))
+      ++attached_ms;
+  }
+  EXPECT_NEAR(static_cast<double>(attached_ms) / 36'000, 0.5, 0.03);
+  EXPECT_EQ(scheduler.processes().at(0).window_fraction, 0.5);
 }
 
 TEST(LaunchScheduler, SampledWindowsOpenAnywhereInTheirPeriodAndCloseInIt) {
