@@ -2,8 +2,10 @@
 """Stand-ins for run.py --dry-run (no GPU, no root): the daemon, the nvcc-built program,
 compute-sanitizer and the libcuda holder. Standard library only.
 
-    fake.py daemon --config X --listen HOST:PORT --scan-interval 2s [...]
+    fake.py daemon --config X --listen HOST:PORT --scan-interval 2s [--log-level L] [...]
     fake.py cuda launch N WARMUP SYNC_DIR [TIMEOUT]        (same CLI as nt_cuda_bench)
+    fake.py cuda chunked SECONDS CHUNK WARMUP SYNC_DIR [TIMEOUT]
+    fake.py symhits --lib PATH --sym a,b --pid PID [--perf|--multi]   (launch_cost/symhits)
     fake.py cuda leak COUNT BYTES SYNC_DIR|- exit|reset [TIMEOUT]
     fake.py sanitizer --tool memcheck --leak-check full PROGRAM ARGS...
     fake.py holder
@@ -17,6 +19,17 @@ counts processes that exit holding memory, and serves /healthz, /metrics and
 /api/v1/processes with the series names run.py reads. The daemon writes daemon.pid there; fake
 workloads run slower while it is alive, so the report shows a ratio above 1.
 
+Launch sampling (paired.py, count_error.py): with a config that says `launch_counting:
+adaptive`, the fake daemon's launch probes are "on" for the first `launch_sample_period` after
+it discovers a process, then for `launch_sample_fraction` of each period at a random place in
+it; while they are on, the file probes_on in the state directory holds the slow-down factor
+(NT_BENCH_FAKE_PROBE_FACTOR, default 1.06) and the fake chunked workloads sleep that much longer;
+at --log-level debug each window is logged when it closes, as the real daemon does:
+`pid P: launch probes on from A to B ns (CLOCK_MONOTONIC)`. Its counts are then estimates:
+NT_BENCH_FAKE_SAMPLING_ERROR (default 0.002) off the exact count. The fake symhits writes
+probes_on (NT_BENCH_FAKE_BARE_FACTOR, default 1.04) from ATTACHED until it exits and counts the
+launches the process's state file gained meanwhile.
+
 Knobs (environment): NT_BENCH_FAKE_DROP=K (the daemon counts K launches fewer per process),
 NT_BENCH_FAKE_STOP_S (daemon shutdown delay, default 0.5), NT_BENCH_FAKE_FAIL=WORKLOAD (that
 workload exits with an error; "raw" for the launch program).
@@ -26,6 +39,7 @@ import http.server
 import json
 import os
 import random
+import re
 import signal
 import socketserver
 import subprocess
@@ -82,6 +96,37 @@ def wait_file(path, timeout):
         time.sleep(0.005)
 
 
+def probe_factor():
+    """The slow-down asked for by fake launch probes that are on (1.0 when none are)."""
+    try:
+        with open(os.path.join(state_dir(), "probes_on")) as f:
+            return float(f.read().strip() or 1.0)
+    except (OSError, ValueError):
+        return 1.0
+
+
+def set_probes_on(factor):
+    """Writes (factor) or removes (None) the probes_on file of the state directory."""
+    path = os.path.join(state_dir(), "probes_on")
+    if factor is None:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(str(factor))
+    os.replace(path + ".tmp", path)
+
+
+def launches_of(pid):
+    try:
+        with open(os.path.join(state_dir(), f"{pid}.json")) as f:
+            return int(json.load(f).get("launches", 0))
+    except (OSError, ValueError):
+        return 0
+
+
 # ------------------------------------------------------------------------------------------------
 # daemon
 
@@ -105,6 +150,7 @@ class FakeDaemon:
         self.attached = 0
         self.idle_scans = 0
         self.drop = int(os.environ.get("NT_BENCH_FAKE_DROP", "0"))
+        self.sampling_error = None  # set in adaptive mode: counts are estimates
 
     def scan(self):
         found = {}
@@ -161,6 +207,8 @@ class FakeDaemon:
                 lines.append(f'neutracer_cuda_memory_used_bytes{{{labels},kind="device"}} '
                              f'{st.get("gpu_bytes", 0)}')
                 launches = max(0, st.get("launches", 0) - (self.drop if st.get("launches") else 0))
+                if self.sampling_error is not None:
+                    launches = round(launches * (1 + self.sampling_error))
                 if launches:
                     lines.append(f'neutracer_cuda_kernel_launches_total{{{labels},'
                                  f'kernel="{st.get("kernel", "k")}"}} {launches}')
@@ -174,15 +222,82 @@ class FakeDaemon:
             ]}, indent=2) + "\n"
 
 
+def read_sampling(config_path):
+    """(fraction, period seconds) when the config asks for adaptive launch counting, else None."""
+    try:
+        with open(config_path) as f:
+            text = f.read()
+    except (OSError, TypeError):
+        return None
+    if not re.search(r"launch_counting\s*:\s*adaptive\b", text):
+        return None
+    m = re.search(r"launch_sample_fraction\s*:\s*([0-9.]+)", text)
+    fraction = float(m.group(1)) if m else 0.5
+    m = re.search(r"launch_sample_period\s*:\s*([0-9.]+\s*(?:ms|s|m|h)?)", text)
+    period = parse_duration(m.group(1)) if m else 2.0
+    return (fraction if 0 < fraction < 1 else 0.5), period
+
+
+def log_line(level, message):
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    print(f"[{stamp}.{int(now * 1000) % 1000:03d}] [{level}] {message}", flush=True)
+
+
+def sampling_windows(fake, fraction, period, debug, stop):
+    """The launch probes' on/off schedule of adaptive counting (see the module's doc): from the
+    first discovery on, one exactly counted period, then a window per period. A logged window
+    always lies inside the time the file said "on" (set before it opens, removed after)."""
+    factor = os.environ.get("NT_BENCH_FAKE_PROBE_FACTOR", "1.06")
+    length = fraction * period
+    pids = []
+    while not stop.is_set() and not pids:
+        with fake.lock:
+            pids = sorted(fake.known)
+        stop.wait(0.05)
+    if stop.is_set():
+        return
+    set_probes_on(factor)  # the first period after discovery is counted exactly
+    if stop.wait(period):
+        set_probes_on(None)
+        return
+    set_probes_on(None)
+    start = time.monotonic()
+    while not stop.is_set():
+        begin = start + random.uniform(0, period - length)
+        end = begin + length
+        if stop.wait(max(0.0, begin - 0.03 - time.monotonic())):
+            break
+        set_probes_on(factor)  # attached shortly before the window opens
+        begin = max(begin, time.monotonic())
+        if stop.wait(max(0.0, end - time.monotonic())):
+            break
+        with fake.lock:
+            pids = sorted(fake.known) or pids
+        if debug:
+            for pid in pids:
+                log_line("debug", f"pid {pid}: launch probes on from {int(begin * 1e9)} to "
+                         f"{int(end * 1e9)} ns (CLOCK_MONOTONIC)")
+        stop.wait(0.04)  # removed in the background shortly after
+        set_probes_on(None)
+        start = max(start + period, time.monotonic())
+    set_probes_on(None)
+
+
 def run_daemon(argv):
     listen, interval = "127.0.0.1:10492", 2.0
+    config, level = None, "info"
     i = 0
     while i < len(argv):
         if argv[i] == "--listen":
             listen, i = argv[i + 1], i + 2
         elif argv[i] == "--scan-interval":
             interval, i = parse_duration(argv[i + 1]), i + 2
-        elif argv[i] in ("--config", "--log-level", "--proc-root"):
+        elif argv[i] == "--config":
+            config, i = argv[i + 1], i + 2
+        elif argv[i] == "--log-level":
+            level, i = argv[i + 1], i + 2
+        elif argv[i] == "--proc-root":
             i += 2
         elif argv[i] == "--version":
             print("neutracerd fake (dry run)")
@@ -237,8 +352,20 @@ def run_daemon(argv):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"[fake neutracerd] listening on http://{listen}/metrics, scanning every {interval}s",
           flush=True)
+    sampling = read_sampling(config)
+    windows = None
+    if sampling:
+        fake.sampling_error = float(os.environ.get("NT_BENCH_FAKE_SAMPLING_ERROR", "0.002"))
+        print(f"[fake neutracerd] adaptive launch counting: {sampling[0]} of every "
+              f"{sampling[1]} s", flush=True)
+        windows = threading.Thread(target=sampling_windows,
+                                   args=(fake, sampling[0], sampling[1], level == "debug", stop),
+                                   daemon=True)
+        windows.start()
     while not stop.wait(interval):
         fake.scan()
+    if windows is not None:
+        windows.join(timeout=5)
     print("[fake neutracerd] stopping: detaching probes", flush=True)
     time.sleep(float(os.environ.get("NT_BENCH_FAKE_STOP_S", "0.5")))
     server.shutdown()
@@ -273,6 +400,38 @@ def run_cuda(argv):
                                       "unit": "ns/launch"}), flush=True)
         wait_file(os.path.join(sync, "release"), timeout)
         return 0
+    if len(argv) >= 5 and argv[0] == "chunked":
+        if os.environ.get("NT_BENCH_FAKE_FAIL", "") == "raw":
+            print("fake.py: NT_BENCH_FAKE_FAIL=raw", file=sys.stderr)
+            return 2
+        seconds, chunk, warmup, sync = float(argv[1]), int(argv[2]), int(argv[3]), argv[4]
+        timeout = float(argv[5]) if len(argv) > 5 else 300.0
+        time.sleep(0.05)
+        write_state(0, 0)
+        print(f"READY {os.getpid()}", flush=True)
+        wait_file(os.path.join(sync, "go"), timeout)
+        time.sleep(0.05)
+        write_state(warmup, 0)
+        start = time.monotonic()
+        ends = []
+        while not ends or ends[-1] < start + seconds:
+            target = ends[-1] if ends else start  # absolute times: the bookkeeping is free
+            write_state(warmup + chunk * len(ends), 0)
+            left = 2200e-9 * chunk
+            while left > 1e-12:  # 2.2 µs a launch, stretched by whatever is on meanwhile
+                piece = min(left, 0.005)
+                target += piece * (1.3 if daemon_running() else 1.0) * probe_factor()
+                time.sleep(max(0.0, target - time.monotonic()))
+                left -= piece
+            ends.append(time.monotonic())
+        n = chunk * len(ends)
+        print("RESULT " + json.dumps({
+            "workload": "raw", "pid": os.getpid(), "launches": n, "iterations": n,
+            "warmup": warmup, "total_launches": n + warmup, "seconds": ends[-1] - start,
+            "value": (ends[-1] - start) * 1e9 / n, "unit": "ns/launch", "chunk_steps": chunk,
+            "chunk_start": start, "chunk_ends": ends}), flush=True)
+        wait_file(os.path.join(sync, "release"), timeout)
+        return 0
     if len(argv) >= 5 and argv[0] == "leak":
         count, size, sync, mode = int(argv[1]), int(argv[2]), argv[3], argv[4]
         timeout = float(argv[5]) if len(argv) > 5 else 300.0
@@ -290,8 +449,8 @@ def run_cuda(argv):
         if sync != "-":
             wait_file(os.path.join(sync, "release"), timeout)
         return 0
-    print("usage: fake.py cuda launch N WARMUP SYNC_DIR | leak COUNT BYTES SYNC|- exit|reset",
-          file=sys.stderr)
+    print("usage: fake.py cuda launch N WARMUP SYNC_DIR | chunked SECONDS CHUNK WARMUP SYNC_DIR | "
+          "leak COUNT BYTES SYNC|- exit|reset", file=sys.stderr)
     return 1
 
 
@@ -358,6 +517,45 @@ def run_standin(argv):
     return proc.wait()
 
 
+def run_symhits(argv):
+    """launch_cost/symhits for one pid: "attaches" (probes_on), counts the launches the
+    process's state file gains, prints the FINAL block on SIGINT / SIGTERM and "detaches"."""
+    pid, names, mode, duration = None, "cuLaunchKernel", "multi", 0.0
+    i = 0
+    while i < len(argv):
+        if argv[i] in ("--lib", "--prefix"):
+            i += 2
+        elif argv[i] == "--sym":
+            names, i = argv[i + 1], i + 2
+        elif argv[i] == "--pid":
+            pid, i = int(argv[i + 1]), i + 2
+        elif argv[i] == "--duration":
+            duration, i = float(argv[i + 1]), i + 2
+        elif argv[i] in ("--perf", "--multi"):
+            mode, i = argv[i][2:], i + 1
+        else:
+            print(f"fake.py symhits: unknown argument {argv[i]}", file=sys.stderr)
+            return 2
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    time.sleep(0.02)  # loading and attaching
+    before = launches_of(pid)
+    set_probes_on(os.environ.get("NT_BENCH_FAKE_BARE_FACTOR", "1.04"))
+    print(f"ATTACHED {len(names.split(','))} {mode}", flush=True)
+    deadline = time.monotonic() + duration if duration > 0 else None
+    while not stop.wait(0.05) and (deadline is None or time.monotonic() < deadline):
+        pass
+    hits = launches_of(pid) - before
+    print(f"FINAL 0 {time.monotonic_ns()}")
+    if hits > 0:
+        print(f"{hits} {names.split(',')[0]}")
+    print("END", flush=True)
+    time.sleep(0.01)  # detaching
+    set_probes_on(None)
+    return 0
+
+
 def run_holder():
     write_state(0, 0, kernel="", comm="python3")
     print("HOLD", flush=True)
@@ -378,6 +576,8 @@ def main():
         return run_sanitizer(rest)
     if role == "holder":
         return run_holder()
+    if role == "symhits":
+        return run_symhits(rest)
     if role == "standin":
         return run_standin(rest)
     print(f"fake.py: unknown role {role}", file=sys.stderr)

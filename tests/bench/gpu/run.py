@@ -18,6 +18,11 @@ Exit status: 0 all runs succeeded and the daemon counted the raw loop's launches
 reported the leak; 1 otherwise (the reports say what); 2 setup error (not root, binary missing,
 port busy, another neutracerd running, nvcc failed).
 
+--method paired replaces the rounds of fresh processes by paired.py's measurement: for each
+workload one process per toggler (daemon, bare, profiler), probes switched on and off inside it,
+each on-block compared with the off stretches next to it (ratio with a 95 % interval that can
+resolve 1 % on a host whose separate runs drift 15-25 %). The leak section is unchanged.
+
 --dry-run replaces the GPU programs, the daemon and compute-sanitizer by the stand-ins of
 fake.py (CPU sleeps, a fake HTTP daemon): it needs neither root nor a GPU and checks the
 orchestration, the reports and the exit status. --standin DIR does the same with the real
@@ -48,6 +53,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "gpu"))
 from nt_common import fetch, parse_prometheus  # noqa: E402
+
+sys.path.insert(0, HERE)
+import paired  # noqa: E402
 
 CONDITIONS = ["plain", "neutracerd", "profiler"]
 WORKLOAD_ORDER = ["raw", "eager", "cnn", "transformer"]
@@ -323,12 +331,54 @@ def render_markdown(data):
                f"{env.get('cpu', '?')} ({env.get('nproc', '?')} CPUs), Python {env.get('python', '?')}")
     out.append(f"- neutracerd: {env.get('binary_version', '?')}; `{' '.join(data.get('daemon_cmd', []))}`")
     rounds = data.get("rounds_done", 0)
-    out.append(f"- rounds: {rounds} of {a['reps']} (each round: plain, neutracerd, profiler; each "
-               f"cell is the median (min–max) over the rounds, one fresh process per run)"
-               + (f"; **cut: {data['cut_reason']}**" if data.get("cut_reason") else ""))
+    pair = data.get("paired")
+    if a.get("method") == "paired":
+        out.append(f"- method: paired (one process per workload and toggler, "
+                   f"{a.get('paired_seconds')} s each; probes switched on and off inside it)"
+                   + (f"; **cut: {data['cut_reason']}**" if data.get("cut_reason") else ""))
+    else:
+        out.append(f"- rounds: {rounds} of {a['reps']} (each round: plain, neutracerd, profiler; "
+                   f"each cell is the median (min–max) over the rounds, one fresh process per "
+                   f"run)" + (f"; **cut: {data['cut_reason']}**" if data.get("cut_reason") else ""))
     out.append("")
+    if pair:
+        out += render_paired(pair)
+    if a.get("method") != "paired":
+        out += render_overhead(data, a)
+    out += render_rest(data, a)
+    return "\n".join(out)
 
-    out += ["## Overhead", "",
+
+def render_paired(pair):
+    """run.py --method paired: paired.py's table and its reading."""
+    s = pair.get("settings", {})
+    out = ["## Overhead, paired inside one process", "",
+           f"Each row: one workload process for {s.get('seconds')} s (the first "
+           f"{s.get('warmup')} s of its chunks left out, and {s.get('settle')} s after every "
+           "transition). daemon: neutracerd with `" + s.get("config_text", "").strip() + "`, its "
+           "launch probes on for the sampled windows it logs; bare: one counting uprobe "
+           "(launch_cost/symhits) on the launch entries, attached and detached in blocks of "
+           f"about {s.get('block')} s; profiler: torch.profiler entered and left in such "
+           "blocks (its start and stop left out). Ratio = on chunks' time per step over the "
+           "neighbouring off chunks', per on-block; mean [95 % CI] over the blocks.", ""]
+    out += paired.table(pair.get("rows", []))
+    extra = paired.daemon_vs_bare(pair.get("rows", []))
+    if extra:
+        out += ["", "Target: daemon ≤ bare + 100 ns per launch:", ""] + extra
+    extra = paired.profiler_baseline(pair.get("rows", []))
+    if extra:
+        out += ["", "The profiler's off stretches follow its first block (CUPTI stays set up):",
+                ""] + extra
+    if pair.get("skipped"):
+        out += ["", "Skipped (budget): " + "; ".join(pair["skipped"])]
+    if pair.get("fatal"):
+        out += ["", f"Stopped: {pair['fatal']}"]
+    out.append("")
+    return out
+
+
+def render_overhead(data, a):
+    out = ["## Overhead", "",
             "| workload | unit | plain | neutracerd | ratio | profiler | ratio |",
             "|---|---|---|---|---|---|---|"]
     titles = {
@@ -355,6 +405,12 @@ def render_markdown(data):
         out.append(f"Raw loop: neutracerd adds {raw['neutracerd']['median'] - raw['plain']['median']:.0f} "
                    "ns per launch (difference of the medians).")
     out.append("")
+    return out
+
+
+def render_rest(data, a):
+    out = []
+    summary = data.get("summary", {})
 
     checks = data.get("launch_checks", [])
     if checks:
@@ -392,9 +448,11 @@ def render_markdown(data):
                 "allocated bytes in use for the pid before it exits and "
                 f"`{EXITS}` rises when it exits.", ""]
 
-    out += ["## Other figures", "", "Process start to READY (imports, CUDA context, model set-up), "
-            "median seconds:", "", "| workload | plain | neutracerd | profiler |", "|---|---|---|---|"]
-    for w in summary:
+    out += ["## Other figures"]
+    if data.get("samples"):
+        out += ["", "Process start to READY (imports, CUDA context, model set-up), median "
+                "seconds:", "", "| workload | plain | neutracerd | profiler |", "|---|---|---|---|"]
+    for w in summary if data.get("samples") else []:
         cells = []
         for cond in CONDITIONS:
             st = stats([s.get("startup_s") for s in data["samples"]
@@ -445,7 +503,7 @@ def render_markdown(data):
     problems = data.get("problems", [])
     out += [f"- {p}" for p in problems] if problems else ["none"]
     out += ["", f"Command: `{data.get('command', '')}`", ""]
-    return "\n".join(out)
+    return out
 
 
 def steps_run(result):
@@ -492,6 +550,9 @@ def exit_status(data):
     if any(e.get("error") for e in data.get("leak", [])):
         return 1
     if data.get("fatal"):
+        return 1
+    pair = data.get("paired")
+    if pair and (pair.get("fatal") or paired.exit_code(pair) != 0):
         return 1
     return 0
 
@@ -1342,13 +1403,72 @@ class Runner:
                                           "evidence": "compute-sanitizer not found: n/a"})
             self.save()
 
+    # -------------------------------------------------------------------- paired
+
+    def paired_section(self, leak_reserve):
+        """paired.py's measurement for the selected workloads (--method paired)."""
+        a = self.args
+        togglers = list(a.paired_togglers)
+        fake = [sys.executable, os.path.join(HERE, "fake.py")]
+        symhits = None
+        if "bare" in togglers:
+            if self.dry:
+                symhits = fake + ["symhits"]
+            elif os.path.isfile(a.symhits) and os.access(a.symhits, os.X_OK):
+                symhits = [os.path.abspath(a.symhits)]
+            else:
+                self.problem(f"{a.symhits} not found (make -C tests/bench/gpu/launch_cost "
+                             "symhits): no bare rows")
+                togglers.remove("bare")
+        extra = ""
+        if a.daemon_config:
+            with open(a.daemon_config) as f:
+                extra = f.read()
+        allowed = os.sched_getaffinity(0)
+        try:
+            settings = paired.Settings(
+                outdir=os.path.join(self.outdir, "paired"),
+                daemon_cmd=fake + ["daemon"] if self.dry else [self.binary],
+                daemon_env=self.daemon_env(), cuda_cmd=self.cuda_cmd, symhits_cmd=symhits,
+                python=sys.executable if self.dry else a.python, workload_env=self.workload_env(),
+                port=self.port, extra_config=extra, seconds=a.paired_seconds,
+                warmup=a.paired_warmup,
+                daemon_cpus=paired.parse_cpus(a.daemon_cpus, allowed=allowed),
+                workload_cpus=paired.parse_cpus(a.workload_cpus, allowed=allowed), fake=self.dry,
+                budget_minutes=a.budget_minutes, deadline=self.hard_deadline - leak_reserve,
+                command=self.data["command"])
+        except paired.SetupError as exc:
+            raise SetupError(str(exc))
+
+        def on_row(report):
+            self.data["paired"] = report
+            paired.write_report(settings.outdir, report)
+            self.save()
+
+        self.log(f"paired: {', '.join(self.workloads())} x {', '.join(togglers)}, "
+                 f"{a.paired_seconds} s each")
+        report = paired.run_matrix(settings, self.workloads(), togglers, log=self.log,
+                                   on_row=on_row)
+        on_row(report)
+        for r in report["rows"]:
+            if r["status"] not in ("ok", "skipped"):
+                self.problem(f"paired {r['workload']} / {r['toggler']}: {r.get('error')} "
+                             f"(logs {settings.outdir}/{r['workload']}-{r['toggler']}/)")
+        if report["skipped"]:
+            self.data["cut_reason"] = "skipped for the budget: " + "; ".join(report["skipped"])
+            self.problem(self.data["cut_reason"])
+        if report.get("fatal"):
+            self.problem(f"paired: {report['fatal']}")
+
     # -------------------------------------------------------------------- main
 
     def run(self):
         self.setup()
         reps = self.args.reps
         leak_reserve = self.args.leak_reserve_s if "leak" in self.args.sections else 0
-        if "bench" in self.args.sections:
+        if "bench" in self.args.sections and self.args.method == "paired":
+            self.paired_section(leak_reserve)
+        elif "bench" in self.args.sections:
             for rnd in range(1, reps + 1):
                 if self.data["round_seconds"]:
                     estimate = 1.1 * max(self.data["round_seconds"])
@@ -1399,6 +1519,19 @@ def parse_args(argv):
     p.add_argument("--workloads", default=",".join(WORKLOAD_ORDER),
                    help="comma-separated subset of raw,eager,cnn,transformer")
     p.add_argument("--sections", default="bench,leak", help="bench, leak or both (default)")
+    p.add_argument("--method", choices=["rounds", "paired"], default="rounds",
+                   help="rounds (default): fresh processes per condition; paired: paired.py's "
+                   "on/off blocks inside one process per workload and toggler")
+    p.add_argument("--paired-seconds", type=float, default=25.0,
+                   help="--method paired: each process's run (default 25)")
+    p.add_argument("--paired-warmup", type=float, default=6.0,
+                   help="--method paired: seconds left out at the start of each run")
+    p.add_argument("--paired-togglers", default="daemon,bare,profiler",
+                   help="--method paired: of daemon,bare,profiler (default all three)")
+    p.add_argument("--symhits", default=os.path.join(HERE, "launch_cost", "symhits"),
+                   help="--method paired: the bare toggler's launch_cost/symhits")
+    p.add_argument("--daemon-cpus", default="0-1", help="--method paired: daemon and symhits")
+    p.add_argument("--workload-cpus", default="2-", help="--method paired: the workload")
     p.add_argument("--leak-modes", default="exit,reset",
                    help="leak program endings: exit (return from main), reset (cudaDeviceReset "
                    "first); default both")
@@ -1454,6 +1587,13 @@ def parse_args(argv):
         p.error("--leak-modes takes exit, reset or exit,reset")
     if args.reps < 1:
         p.error("--reps must be at least 1")
+    args.paired_togglers = [t.strip() for t in args.paired_togglers.split(",") if t.strip()]
+    if not args.paired_togglers or set(args.paired_togglers) - set(paired.TOGGLERS):
+        p.error(f"--paired-togglers takes some of {paired.TOGGLERS}")
+    if args.method == "paired" and args.standin:
+        p.error("--method paired has no --standin mode (use --dry-run)")
+    if args.method == "paired" and args.paired_seconds <= args.paired_warmup:
+        p.error("--paired-seconds must be longer than --paired-warmup")
     return args
 
 

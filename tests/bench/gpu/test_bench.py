@@ -6,10 +6,14 @@
 Unit tests of run.py's helpers (statistics, formatting, compute-sanitizer verdicts, nvcc
 fallback, report rendering, exit status) and end-to-end dry runs (run.py --dry-run, with the
 stand-ins of fake.py): a clean run, a miscounting daemon, a failing workload, a budget cut, a
-busy port, and SIGTERM in the middle of a daemon session.
+busy port, and SIGTERM in the middle of a daemon session. paired.py: chunk classification,
+pairing and the confidence interval on synthetic data with a known ratio, and --fake runs
+(alone, over its budget, and through run.py --method paired); count_error.py --fake.
 """
 import json
+import math
 import os
+import random
 import shutil
 import signal
 import socket
@@ -23,6 +27,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as bench  # noqa: E402
+import paired  # noqa: E402
 import stacks_cost  # noqa: E402
 
 RUN = os.path.join(HERE, "run.py")
@@ -173,6 +178,297 @@ class Helpers(unittest.TestCase):
         self.assertEqual((quick.reps, quick.launches), (1, 7))
         self.assertEqual(bench.parse_args(["b", "o", "--quick", "--reps", "2"]).reps, 2)
         self.assertEqual(bench.parse_args(["b", "o"]).scan_interval, "2s")
+
+
+def synthetic_run(seconds=120.0, truth=1.05, noise=0.01, drift=0.2, seed=7, t0=1000.0):
+    """A chunked RESULT and its on-intervals: blocks of 0.75-1.25 s alternately off and on; each
+    chunk (10 steps, 70 ms nominal) is `truth` times slower when it starts inside an on-block,
+    times a slow drift of ±`drift` over 40 s, times Gaussian noise."""
+    rng = random.Random(seed)
+    on, t, state = [], t0, False
+    while t < t0 + seconds + 2:
+        length = rng.uniform(0.75, 1.25)
+        if state:
+            on.append((t, t + length))
+        t += length
+        state = not state
+    ends, t = [], t0
+    while t < t0 + seconds:
+        inside = any(a <= t < b for a, b in on)
+        t += (0.07 * (1 + drift * math.sin(2 * math.pi * (t - t0) / 40.0))
+              * (truth if inside else 1.0) * (1 + rng.gauss(0, noise)))
+        ends.append(t)
+    return {"chunk_start": t0, "chunk_ends": ends, "chunk_steps": 10}, on
+
+
+class Paired(unittest.TestCase):
+    def test_cpus_config_and_windows(self):
+        self.assertEqual(paired.parse_cpus("0-1", 16), [0, 1])
+        self.assertEqual(paired.parse_cpus("2-", 16), list(range(2, 16)))
+        self.assertEqual(paired.parse_cpus("0,3-4", 16, allowed={0, 1, 2, 3}), [0, 3])
+        self.assertIsNone(paired.parse_cpus("2-", 2))
+        text, period = paired.daemon_config("")
+        self.assertEqual(text, paired.BASE_CONFIG)
+        self.assertEqual(period, 2.0)
+        text, _ = paired.daemon_config("stacks: {enabled: false}")
+        self.assertEqual(text, paired.BASE_CONFIG + "stacks: {enabled: false}\n")
+        text, period = paired.daemon_config(
+            "cuda: {launch_counting: adaptive, launch_sample_fraction: 0.3, "
+            "launch_sample_period: 1500ms}")
+        self.assertNotIn("0.5", text)
+        self.assertEqual(period, 1.5)
+        with self.assertRaises(paired.SetupError):
+            paired.daemon_config("cuda: {launch_counting: exact}")
+        log = ("[2025-01-01 10:00:00.000] [info] listening\n"
+               "[2025-01-01 10:00:02.000] [debug] pid 1234: launch probes on from 5000000000 to "
+               "6000000000 ns (CLOCK_MONOTONIC)\n"
+               "[2025-01-01 10:00:02.000] [debug] pid 999: launch probes on from 5100000000 to "
+               "6100000000 ns (CLOCK_MONOTONIC)\n"
+               "[2025-01-01 10:00:04.000] [debug] pid 1234: launch probes on from 7500000000 to "
+               "8500000000 ns (CLOCK_MONOTONIC)\n")
+        self.assertEqual(paired.parse_windows(log, 1234), [(5.0, 6.0), (7.5, 8.5)])
+        self.assertEqual(paired.parse_windows(log, "999"), [(5.1, 6.1)])
+
+    def test_classification(self):
+        on = [(10.0, 12.0), (14.0, 15.0)]
+        cases = [  # (chunk, label)
+            ((4.9, 5.1), None),          # starts in the warm-up
+            ((9.0, 9.7), ("off", 0)),    # ends before 10 - settle
+            ((9.7, 9.8), None),          # inside the settle time before the transition
+            ((9.9, 10.1), None),         # straddles the transition
+            ((10.25, 10.5), ("on", 0)),
+            ((11.6, 11.75), ("on", 0)),  # ends exactly at 12 - settle
+            ((11.7, 11.8), None),
+            ((12.1, 12.2), None),        # settling after on -> off
+            ((12.3, 12.5), ("off", 1)),
+            ((13.5, 13.8), None),        # too close to the next block
+            ((14.3, 14.7), ("on", 1)),
+            ((15.3, 15.5), ("off", 2)),  # after the last block
+            ((16.0, 16.5), None),        # overlaps an excluded interval (+ settle)
+            ((16.8, 17.2), ("off", 2)),
+            ((19.9, 20.1), None),        # past the end
+        ]
+        chunks = [(a, b, 10) for (a, b), _ in cases]
+        labels, left = paired.classify(chunks, on, 0.25, 5.0, 20.0, excluded=[(16.4, 16.5)])
+        for (chunk, want), got in zip(cases, labels):
+            self.assertEqual(got, want, chunk)
+        self.assertEqual(left, {"warm-up": 1, "transition": 5, "start/stop of the toggler": 1,
+                                "after the end": 1})
+
+    def test_pairing(self):
+        on = [(10.0, 11.0), (12.0, 13.0), (20.0, 21.0)]
+        chunks = [(9.0, 9.5, 10), (10.3, 10.6, 10), (11.3, 11.5, 10), (12.3, 12.6, 10),
+                  (20.3, 20.6, 10)]
+        labels, _ = paired.classify(chunks, on, 0.25, 0.0, 30.0)
+        blocks = paired.pair_blocks(chunks, labels, on)
+        # Block 0: on 30 ms / 10 steps; off: 9.0-9.5 and 11.3-11.5 pooled, 700 ms / 20 steps.
+        self.assertEqual([b["block"] for b in blocks], [0, 1])  # block 2 has no off neighbour
+        self.assertEqual(blocks[0]["off_stretches"], [0, 1])
+        self.assertAlmostEqual(blocks[0]["on_ns"], 30e6, delta=1e-3)
+        self.assertAlmostEqual(blocks[0]["off_ns"], 35e6, delta=1e-3)
+        self.assertAlmostEqual(blocks[0]["ratio"], 30 / 35)
+        self.assertEqual(blocks[1]["off_stretches"], [1])
+        self.assertAlmostEqual(blocks[1]["ratio"], 30 / 20)
+        st = paired.ratio_stats(blocks)
+        self.assertEqual(st["n"], 2)
+        # They pool off-stretch 1 both; their covariance is negative: the plain error stays.
+        self.assertEqual(st["shared_neighbours"], 1)
+        self.assertLess(st["neighbour_cov"], 0)
+        self.assertEqual(st["se"], st["se_plain"])
+        mean = (30 / 35 + 30 / 20) / 2
+        sd = abs(30 / 35 - 30 / 20) / math.sqrt(2)
+        self.assertAlmostEqual(st["mean"], mean)
+        self.assertAlmostEqual(st["half_width"], 12.706 * sd / math.sqrt(2))
+        self.assertIsNone(paired.ratio_stats(blocks[:1])["ci"])
+        self.assertEqual(paired.ratio_stats([])["n"], 0)
+
+    def test_t_quantiles(self):
+        self.assertEqual(paired.t975(1), 12.706)
+        self.assertEqual(paired.t975(30), 2.042)
+        self.assertTrue(2.021 < paired.t975(35) < 2.042)
+        self.assertTrue(1.960 < paired.t975(1000) < 1.963)
+        with self.assertRaises(ValueError):
+            paired.t975(0)
+
+    def test_known_ratio_without_noise(self):
+        result, on = synthetic_run(seconds=60, noise=0.0, drift=0.0)
+        out = paired.analyse(result, on, [], 0.25, 6.0)
+        st = out["stats"]
+        self.assertGreater(st["n"], 15)
+        self.assertAlmostEqual(st["mean"], 1.05, places=6)
+        self.assertAlmostEqual(st["median"], 1.05, places=6)
+        self.assertLess(st["half_width_pct"], 1e-6)
+        self.assertAlmostEqual(out["off_ns_per_step"], 7e6, delta=1)
+        cost, ci = paired.cost_per_launch(st, out["off_ns_per_step"], 2.0)
+        self.assertAlmostEqual(cost, 0.05 * 7e6 / 2, delta=1)
+
+    def test_interval_covers_the_true_ratio_despite_drift(self):
+        for seed in (1, 2, 3):
+            result, on = synthetic_run(seed=seed)
+            out = paired.analyse(result, on, [], 0.25, 6.0)
+            st = out["stats"]
+            self.assertGreater(st["n"], 40)
+            self.assertLessEqual(st["ci"][0], 1.05, (seed, st))
+            self.assertGreaterEqual(st["ci"][1], 1.05, (seed, st))
+            self.assertLess(st["half_width_pct"], 1.0, (seed, st))
+            self.assertGreaterEqual(st["se"], st["se_plain"])
+            self.assertGreater(out["left_out_by_reason"]["transition"], 0)
+            self.assertGreater(out["left_out_by_reason"]["warm-up"], 0)
+        # The same drift between two fresh runs 20 s apart would read as a large difference.
+        chunks = paired.chunks_of(result)
+        t0 = result["chunk_start"]
+        early = paired.per_step_ns([c for c in chunks if c[0] < t0 + 10])
+        later = paired.per_step_ns([c for c in chunks if t0 + 20 <= c[0] < t0 + 30])
+        self.assertGreater(early / later - 1, 0.15)
+
+    def test_launches_per_step_and_costs(self):
+        chunks = [(i * 0.1, (i + 1) * 0.1, 100) for i in range(10)]
+        self.assertAlmostEqual(paired.launches_from_hits(chunks, [(0.25, 0.75, 1000)]), 2.0)
+        # The step rate comes from the chunks inside: a cut chunk (here twice as long) does not
+        # count pro rata.
+        chunks[2] = (0.2, 0.4, 100)
+        del chunks[3]
+        self.assertAlmostEqual(paired.launches_from_hits(chunks, [(0.25, 0.75, 1000)]), 2.0)
+        # An interval reaching before the first chunk (warm-up launches) is not used.
+        self.assertIsNone(paired.launches_from_hits(chunks, [(-0.5, 0.5, 9999)]))
+        self.assertAlmostEqual(paired.launches_from_hits(
+            chunks, [(-0.5, 0.5, 9999), (0.25, 0.75, 1000)]), 2.0)
+        stats = {"n": 5, "mean": 1.1, "median": 1.09, "ci": [1.05, 1.15],
+                 "half_width_pct": 4.5}
+        rows = [{"workload": "cnn", "toggler": "bare", "measured_launches_per_step": 50.0,
+                 "stats": stats, "off_ns_per_step": 5e6},
+                {"workload": "cnn", "toggler": "daemon", "stats": stats, "off_ns_per_step": 5e6},
+                {"workload": "raw", "toggler": "bare", "measured_launches_per_step": 0.98,
+                 "stats": stats, "off_ns_per_step": 2000.0},
+                {"workload": "transformer", "toggler": "daemon", "stats": stats,
+                 "off_ns_per_step": 1.0},
+                {"workload": "eager", "toggler": "daemon", "status": "skipped", "stats": None}]
+        paired.fill_costs(rows)
+        self.assertEqual(rows[1]["launches_per_step"], 50.0)  # counted by the bare row
+        self.assertEqual(rows[1]["launches_per_step_source"], "counted by symhits")
+        self.assertAlmostEqual(rows[1]["cost_ns"], 0.1 * 5e6 / 50)
+        self.assertAlmostEqual(rows[1]["cost_ci_ns"][0], 0.05 * 5e6 / 50)
+        self.assertEqual(rows[2]["launches_per_step"], 1.0)  # raw: one by construction
+        self.assertAlmostEqual(rows[2]["cost_ns"], 200.0)
+        self.assertIsNone(rows[3]["cost_ns"])  # launches per step unknown
+        paired.fill_costs(rows, {"transformer": 400.0})
+        self.assertAlmostEqual(rows[3]["cost_ns"], 0.1 / 400)
+        text = "\n".join(paired.table(rows))
+        self.assertIn("| cnn | daemon | ", text)
+        self.assertIn("+10000 ns [+5000, +15000]", text)
+        self.assertIn("skipped", text)
+
+    def test_fake_run_sees_each_toggler(self):
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [sys.executable, os.path.join(HERE, "paired.py"), "/nonexistent", out, "--fake",
+                   "--workloads", "eager", "--togglers", "daemon,bare,profiler", "--seconds", "11",
+                   "--warmup", "3", "--port", str(free_port()), "--seed", "3"]
+            res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=240)
+            self.assertEqual(res.returncode, 0, res.stdout[-3000:])
+            with open(os.path.join(out, "paired.json")) as f:
+                data = json.load(f)
+            with open(os.path.join(out, "paired.md")) as f:
+                md = f.read()
+        rows = {r["toggler"]: r for r in data["rows"]}
+        self.assertEqual(sorted(rows), ["bare", "daemon", "profiler"])
+        for name, row in rows.items():
+            self.assertEqual(row["status"], "ok", row)
+            # the fake on-states slow it
+            self.assertGreater(row["stats"]["mean"], 1.01, (name, md, res.stdout[-2000:]))
+            self.assertGreater(row["stats"]["n"], 1, name)
+            self.assertGreater(row["left_out"], 0, name)
+        self.assertGreater(rows["profiler"]["stats"]["mean"], 1.15)
+        self.assertGreater(rows["daemon"]["on_intervals"], 2)  # windows read from the log
+        self.assertAlmostEqual(rows["bare"]["measured_launches_per_step"], 2.0, delta=0.2)
+        self.assertEqual(rows["daemon"]["launches_per_step_source"], "counted by symhits")
+        self.assertIsNotNone(rows["daemon"]["cost_ns"])
+        self.assertIn("| eager | profiler | ", md)
+        self.assertIn("daemon − bare", md)
+        self.assertEqual(fake_daemons(), [])
+
+    def test_budget_skips_pairs(self):
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [sys.executable, os.path.join(HERE, "paired.py"), "/nonexistent", out, "--fake",
+                   "--workloads", "raw,eager", "--togglers", "daemon,profiler", "--seconds", "30",
+                   "--budget-minutes", "0.2", "--port", str(free_port())]
+            res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=120)
+            self.assertEqual(res.returncode, 1, res.stdout[-3000:])
+            with open(os.path.join(out, "paired.json")) as f:
+                data = json.load(f)
+            with open(os.path.join(out, "paired.md")) as f:
+                md = f.read()
+        # raw x profiler is never run; the other three do not fit in 12 s.
+        self.assertEqual([(r["workload"], r["toggler"], r["status"]) for r in data["rows"]],
+                         [("raw", "daemon", "skipped"), ("eager", "daemon", "skipped"),
+                          ("eager", "profiler", "skipped")])
+        self.assertEqual(len(data["skipped"]), 3)
+        self.assertIn("Skipped: raw / daemon: needs about 34 s", md)
+
+    def test_setup_errors(self):
+        with tempfile.TemporaryDirectory() as out:
+            base = [sys.executable, os.path.join(HERE, "paired.py"), "/nonexistent", out, "--fake",
+                    "--port", str(free_port())]
+            res = subprocess.run(base + ["--daemon-config", "cuda: {launch_counting: exact}"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=60)
+            self.assertEqual(res.returncode, 2, res.stdout)
+            self.assertIn("must set launch_counting: adaptive", res.stdout)
+            res = subprocess.run(base + ["--togglers", "nope"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, timeout=60)
+            self.assertEqual(res.returncode, 2, res.stdout)
+
+    def test_run_py_method_paired(self):
+        with tempfile.TemporaryDirectory() as out:
+            rc, text, data = dry_run(out, "--method", "paired", "--sections", "bench",
+                                     "--workloads", "raw", "--paired-seconds", "9",
+                                     "--paired-warmup", "3")
+            self.assertEqual(rc, 0, text[-3000:])
+            with open(os.path.join(out, "bench.md")) as f:
+                md = f.read()
+            self.assertTrue(os.path.isfile(os.path.join(out, "paired", "paired.json")))
+        self.assertEqual(data["samples"], [])
+        rows = data["paired"]["rows"]
+        self.assertEqual([(r["workload"], r["toggler"]) for r in rows],
+                         [("raw", "daemon"), ("raw", "bare")])  # no profiler for raw
+        for r in rows:
+            self.assertEqual(r["status"], "ok", r)
+            self.assertGreater(r["stats"]["mean"], 1.01)
+            self.assertEqual(r["launches_per_step"], 1.0)
+        self.assertIn("## Overhead, paired inside one process", md)
+        self.assertIn("| raw | daemon | ", md)
+        self.assertNotIn("| workload | unit | plain |", md)
+        self.assertIn("## Problems\n\nnone", md)
+        self.assertEqual(fake_daemons(), [])
+
+
+class CountError(unittest.TestCase):
+    def test_fake_rounds_compare_exact_and_sampled(self):
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [sys.executable, os.path.join(HERE, "count_error.py"), "/nonexistent", out,
+                   "--fake", "--rounds", "2", "--iterations", "300", "--no-plain", "--port",
+                   str(free_port()), "--sampled-config",
+                   "cuda: {launch_counting: adaptive, launch_sample_period: 1s}"]
+            res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=180,
+                                 env=dict(os.environ, NT_BENCH_FAKE_SAMPLING_ERROR="0.05"))
+            self.assertEqual(res.returncode, 0, res.stdout[-3000:])
+            with open(os.path.join(out, "count_error.md")) as f:
+                md = f.read()
+            with open(os.path.join(out, "count_error.json")) as f:
+                data = json.load(f)
+            with open(os.path.join(out, "r1-exact.log")) as f:
+                self.assertNotIn("adaptive", f.read())
+        self.assertEqual([(r["round"], r["condition"]) for r in data["runs"]],
+                         [(1, "exact"), (1, "sampled"), (2, "exact"), (2, "sampled")])
+        # 300 + 20 warm-up steps, two launches each: exact 640, sampled 5 % more.
+        self.assertEqual([r["launches"] for r in data["runs"]], [640, 672, 640, 672])
+        self.assertIn("sampled `cuda: {launch_counting: adaptive, launch_sample_period: 1s}`", md)
+        self.assertIn("| 2 | sampled |", md)
+        self.assertIn("sampled vs exact, each round's relative error: r1 +5.00 %, r2 +5.00 %; "
+                      "mean |error| 5.00 %, largest 5.00 % (2 round(s))", md)
+        self.assertEqual(fake_daemons(), [])
 
 
 class StacksCost(unittest.TestCase):

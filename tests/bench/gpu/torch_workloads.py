@@ -24,7 +24,16 @@ the only difference, and run.py starts it.
 RESULT's "chunk_ends" (after "chunk_start"), so that a harness can time what ran while a daemon
 was up and while it was not, inside one process.
 
---fake replaces the GPU work by short sleeps (run.py --dry-run); it needs no torch.
+--profiler-blocks S (paired.py, with --seconds): the chunked loop enters and leaves
+torch.profiler.profile(activities=[CPU, CUDA]) in alternating blocks of about S seconds (each
+0.75-1.25 x S at random, starting with a block without it), at chunk ends. RESULT gets
+"profiler_on" (each block from after the profiler's enter returned to before its exit started)
+and "profiler_busy" (the enter and exit calls themselves, to be left out).
+
+--fake replaces the GPU work by short sleeps (run.py --dry-run); it needs no torch. In the
+chunked mode the fake steps run slower while $NT_BENCH_FAKE_STATE/probes_on exists (fake.py's
+daemon and symhits write it while their fake launch probes are "attached"; it holds the factor)
+and while a fake profiler block is on.
 """
 import argparse
 import gc
@@ -179,8 +188,54 @@ def timed_loop(sync, step, iterations):
         gc.enable()
 
 
-def chunked_loop(sync, step, seconds, chunk, result):
-    """Steps for `seconds`, timing every `chunk` steps (one synchronize each)."""
+class ProfilerBlocks:
+    """Alternating blocks with and without a profiler, switched at chunk ends (--profiler-blocks).
+    enter() and leave() start and stop the profiler; the time they take is recorded as busy."""
+
+    def __init__(self, seconds, enter, leave, rng=None):
+        self.seconds = seconds
+        self.enter, self.leave = enter, leave
+        self.rng = rng or random.Random()
+        self.on, self.busy = [], []
+        self.since = None  # start of the current block with the profiler, None while off
+        self.next = None
+
+    def length(self):
+        return self.seconds * self.rng.uniform(0.75, 1.25)
+
+    def start(self, now):
+        self.next = now + self.length()
+
+    def after_chunk(self, now):
+        if now < self.next:
+            return
+        t0 = time.monotonic()
+        if self.since is None:
+            self.enter()
+            t1 = time.monotonic()
+            self.since = t1
+        else:
+            self.leave()
+            t1 = time.monotonic()
+            self.on.append([self.since, t0])
+            self.since = None
+        self.busy.append([t0, t1])
+        self.next = t1 + self.length()
+
+    def finish(self, result):
+        if self.since is not None:
+            t0 = time.monotonic()
+            self.leave()
+            self.on.append([self.since, t0])
+            self.busy.append([t0, time.monotonic()])
+            self.since = None
+        result["profiler_on"] = self.on
+        result["profiler_busy"] = self.busy
+
+
+def chunked_loop(sync, step, seconds, chunk, result, blocks=None):
+    """Steps for `seconds`, timing every `chunk` steps (one synchronize each). blocks: a
+    ProfilerBlocks switched at chunk ends (its enter/exit fall inside the next chunk)."""
     gc.collect()
     gc.disable()
     try:
@@ -188,16 +243,50 @@ def chunked_loop(sync, step, seconds, chunk, result):
         result["chunk_start"] = time.monotonic()
         ends = []
         deadline = result["chunk_start"] + seconds
+        if blocks:
+            blocks.start(result["chunk_start"])
         while not ends or ends[-1] < deadline:
             for _ in range(chunk):
                 step()
             sync()
             ends.append(time.monotonic())
+            if blocks and ends[-1] < deadline:
+                blocks.after_chunk(ends[-1])
+        if blocks:
+            blocks.finish(result)
         result["chunk_ends"] = ends
         result["chunk_steps"] = chunk
         return ends[-1] - result["chunk_start"], chunk * len(ends)
     finally:
         gc.enable()
+
+
+def torch_profiler_blocks(args, torch, dev, sync):
+    """ProfilerBlocks around torch.profiler.profile(activities=[CPU, CUDA])."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU]
+    if dev == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    state = {"prof": None, "device_events": []}
+
+    def enter():
+        state["prof"] = profile(activities=activities)
+        state["prof"].__enter__()
+
+    def leave():
+        sync()
+        prof, state["prof"] = state["prof"], None
+        prof.__exit__(None, None, None)
+        try:  # proof that the block recorded device work (informational, inside the busy time)
+            events = prof.profiler.kineto_results.events()
+            state["device_events"].append(sum(1 for e in events
+                                              if "CUDA" in str(e.device_type()).upper()))
+        except Exception:  # noqa: BLE001 - API differences between torch versions
+            pass
+        del prof
+        gc.collect()
+
+    return ProfilerBlocks(args.profiler_blocks, enter, leave), state
 
 
 def run_real(args, result):
@@ -253,7 +342,14 @@ def run_real(args, result):
             info["events_error"] = f"{type(exc).__name__}: {exc}"
         result["profiler"] = info
     elif args.seconds > 0:
-        seconds, args.iterations = chunked_loop(sync, step, args.seconds, args.chunk, result)
+        blocks = state = None
+        if args.profiler_blocks > 0:
+            blocks, state = torch_profiler_blocks(args, torch, dev, sync)
+        seconds, args.iterations = chunked_loop(sync, step, args.seconds, args.chunk, result,
+                                                blocks)
+        if state is not None:
+            result["profiler"] = {"blocks": len(result["profiler_on"]),
+                                  "device_events": state["device_events"]}
     else:
         seconds = timed_loop(sync, step, args.iterations)
     result["seconds"] = seconds
@@ -287,6 +383,60 @@ def fake_write_state(state_dir, launches):
     os.replace(path + ".tmp", path)
 
 
+def fake_probe_factor(state_dir):
+    """The slow-down fake.py's daemon or symhits asks for while their probes are "on"."""
+    if not state_dir:
+        return 1.0
+    try:
+        with open(os.path.join(state_dir, "probes_on")) as f:
+            return float(f.read().strip() or 1.0)
+    except (OSError, ValueError):
+        return 1.0
+
+
+def fake_chunked(args, result, state_dir, chunk_seconds):
+    """The chunked loop with sleeps: each chunk sleeps in short pieces, each piece stretched by
+    what is on at that moment (the fake daemon, fake probes, a fake profiler block)."""
+    prof = {"on": False}
+
+    def enter():
+        time.sleep(0.05)
+        prof["on"] = True
+
+    def leave():
+        prof["on"] = False
+        time.sleep(0.1)
+
+    blocks = ProfilerBlocks(args.profiler_blocks, enter, leave) if args.profiler_blocks > 0 \
+        else None
+    result["chunk_start"] = time.monotonic()
+    deadline = result["chunk_start"] + args.seconds
+    if blocks:
+        blocks.start(result["chunk_start"])
+    ends = []
+    while not ends or ends[-1] < deadline:
+        # Sleeps to absolute times from the chunk's start, so that the bookkeeping costs
+        # nothing and the factors apply exactly.
+        target = ends[-1] if ends else result["chunk_start"]
+        fake_write_state(state_dir, (args.warmup + args.chunk * len(ends)) * 2)
+        slow = 1.08 if fake_daemon_running(state_dir) else 1.0
+        left = chunk_seconds
+        while left > 1e-12:
+            piece = min(left, 0.005)
+            target += piece * slow * fake_probe_factor(state_dir) * (1.3 if prof["on"] else 1.0)
+            time.sleep(max(0.0, target - time.monotonic()))
+            left -= piece
+        ends.append(time.monotonic())
+        if blocks and ends[-1] < deadline:
+            blocks.after_chunk(ends[-1])
+    if blocks:
+        blocks.finish(result)
+        result["profiler"] = {"blocks": len(result["profiler_on"]), "device_events": []}
+    result["chunk_ends"] = ends
+    result["chunk_steps"] = args.chunk
+    args.iterations = args.chunk * len(ends)
+
+
 def run_fake(args, result):
     if os.environ.get("NT_BENCH_FAKE_FAIL", "") == args.workload:
         die("NT_BENCH_FAKE_FAIL asked this fake workload to fail", 4)
@@ -311,15 +461,7 @@ def run_fake(args, result):
     per = FAKE_BASE[args.workload] * factor * random.uniform(0.97, 1.03)
     scale = 1e-6 if args.workload == "eager" else 1e-3
     if args.seconds > 0:  # chunks that sleep longer while the fake daemon runs
-        result["chunk_start"] = time.monotonic()
-        ends = []
-        while not ends or ends[-1] < result["chunk_start"] + args.seconds:
-            slow = 1.08 if fake_daemon_running(state_dir) else 1.0
-            time.sleep(FAKE_BASE[args.workload] * slow * scale * args.chunk)
-            ends.append(time.monotonic())
-        result["chunk_ends"] = ends
-        result["chunk_steps"] = args.chunk
-        args.iterations = args.chunk * len(ends)
+        fake_chunked(args, result, state_dir, FAKE_BASE[args.workload] * scale * args.chunk)
     result["seconds"] = per * scale * args.iterations
     result["check"] = {"finite": True}
     fake_write_state(state_dir, (args.warmup + args.iterations) * 2)
@@ -339,6 +481,9 @@ def main():
                         help="run for this long in timed chunks instead of --iterations")
     parser.add_argument("--chunk", type=int, default=0,
                         help="steps per timed chunk with --seconds (default: by workload)")
+    parser.add_argument("--profiler-blocks", type=float, default=0, metavar="SECONDS",
+                        help="with --seconds: enter and leave torch.profiler in alternating "
+                        "blocks of about this many seconds (paired.py --toggler profiler)")
     parser.add_argument("--fake", action="store_true")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu: check this file without a GPU (run.py always uses cuda)")
@@ -348,6 +493,8 @@ def main():
         args.iterations = iterations
     if args.warmup < 0:
         args.warmup = warmup
+    if args.profiler_blocks > 0 and (args.seconds <= 0 or args.condition == "profiler"):
+        parser.error("--profiler-blocks needs --seconds and a condition other than profiler")
     if args.chunk <= 0:  # about 50-100 ms of work per chunk
         args.chunk = {"eager": 4000, "cnn": 20, "transformer": 4}[args.workload]
 
