@@ -164,7 +164,10 @@ double LaunchScaler::relative_error(const Process &process) const {
     return 1;
   const double n = static_cast<double>(t.windows);
   const double spread = std::sqrt(t.rate_m2 / (n - 1)) / t.rate_mean / std::sqrt(n);
-  return std::min(1.0, 1.96 * spread + t.trap_share);
+  // A run that starts or stops inside a period: its window stands for the whole period, so
+  // that period may be counted up to twice or not at all; two such periods among n.
+  const double edges = 2 / n;
+  return std::min(1.0, 1.96 * spread + t.trap_share + edges);
 }
 
 LaunchScaler::Window LaunchScaler::last_window(const Process &process) const {

@@ -75,10 +75,11 @@ public:
   // Whether some of the process's totals are scaled from sampled windows (not exact counts).
   bool estimated(const Process &process) const;
   // A 95 % bound on the relative error of the process's estimated totals: 0 when counted all
-  // along; 1 (no bound) before three sampled windows. Two parts, added: the spread of the
-  // windows' rates (1.96 standard errors of their mean; each window stands for its period),
-  // and the share of window time its traps took (the trap correction may be wrong by as much
-  // as it takes off; a process not corrected may be low by as much).
+  // along; 1 (no bound) before three sampled windows. Three parts, added: the spread of the
+  // windows' rates (1.96 standard errors of their mean; each window stands for its period);
+  // the share of window time its traps took (the trap correction may be wrong by as much as it
+  // takes off; a process not corrected may be low by as much); and 2 / windows for the periods
+  // in which its launching starts and stops (each may be counted double or not at all).
   double relative_error(const Process &process) const;
   // What the last taken read of a process held: launches counted, counting time and the time
   // they stand for (for a sampled process, its last window and period).
