@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Helpers shared by the BPF programs. */
 #ifndef NEUTRACER_COMMON_BPF_H
 #define NEUTRACER_COMMON_BPF_H

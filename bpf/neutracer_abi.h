@@ -1,4 +1,5 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/* Dual-licensed: the GPL-2.0 BPF programs and the Apache-2.0 daemon both include this header. */
 /*
  * The one contract between the BPF programs and the daemon: API identifiers,
  * map keys and ring-buffer events. Fixed-width fields, explicit padding; the

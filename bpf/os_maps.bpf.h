@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Maps and helpers shared by os_sched, os_block and os_net. Each object
  * declares these maps; the daemon loads os_sched first and hands its map fds

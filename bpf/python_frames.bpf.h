@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The calling thread's Python frames, walked in the kernel through the interpreter's own
  * structures (docs/python-frames.md): _PyRuntime -> interpreters.head -> its thread

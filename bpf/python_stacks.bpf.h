@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The calling thread's Python stack, stored for user space under a key (python_frames.bpf.h
  * walks it). Include after DEFINE_STACKS_MAP (capture_stacks switches it off with the native

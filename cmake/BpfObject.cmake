@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds BPF C into skeleton headers: vmlinux.h (from the build host's BTF) -> .bpf.o -> .skel.h.
 find_program(BPF_CLANG NAMES clang clang-16 clang-15 clang-14 REQUIRED)
 find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin /usr/local/sbin REQUIRED)

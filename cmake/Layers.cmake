@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # neutracer_layer(FOLDER [INTERFACE] [DEPENDS targets...] [EXCLUDE sources...])
 #
 # Makes the folder's library, neutracer_<FOLDER>: its *.cpp files, linked to DEPENDS (layer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DSOURCE_DIR=... -DOUT=... -P WriteRevision.cmake: writes OUT with the source tree's git
 # revision for neutracer_build_info, rewriting it only when the revision changed, so a build after
 # a commit recompiles the one file that shows it. "unknown" outside a git checkout (a tarball).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Error text and libbpf logging shared by the BPF loaders (CudaTracer, OsTracer).
 #include <stdexcept>

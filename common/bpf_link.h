@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Owning BPF links, and a background reaper for them: removing uprobe links waits for RCU
 // grace periods in the kernel (~0.1 s each one after another), and the main loop must keep

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Opening and loading a libbpf skeleton, shared by the BPF loaders (CudaTracer, OsTracer).
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Converts CLOCK_MONOTONIC nanoseconds (the clock of the BPF programs' timestamps) to Unix time,
 // from the two clocks read together: unix = unix_now - (monotonic_now - monotonic).

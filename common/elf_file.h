@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One ELF file opened for reading its symbols and program headers: what the uprobe offset and
 // symbol value lookups (elf_symbols.h) and native stack symbolisation (stacks/) read. Paths come from other

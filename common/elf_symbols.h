@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds symbols in an ELF file: where exported functions live as uprobe file offsets, and the
 // link-time addresses of any defined symbol (data included) for reading a process's memory.

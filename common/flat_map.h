@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Sorted-vector map and set for the many small per-process tables (a kernel's devices and full
 // names, a process's kernel series and launch totals): tens of thousands of them at 1 000

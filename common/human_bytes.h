@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Byte counts for people ("1.50 GiB"): alert summaries, journal messages, the memory page.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes structured entries to the systemd journal. The only file that includes sd-journal.h.
 #include <string>

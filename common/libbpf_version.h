@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The libbpf the daemon runs with, for neutracer_build_info: the shared library can be newer
 // than the headers it was built against.

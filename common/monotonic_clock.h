@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns, so times read here and in the
 // BPF programs compare directly.

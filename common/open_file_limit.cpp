@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/open_file_limit.h"
 
 #include <cerrno>

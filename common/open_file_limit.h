@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The daemon's open file limit (RLIMIT_NOFILE), and telling "out of descriptors" from other
 // failures: EMFILE/ENFILE say nothing about the file or process being opened.

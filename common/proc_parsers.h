@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pure parsers for /proc text. No I/O here: the same functions serve fixtures and live reads.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A process for the life of the boot: a PID alone is reused, PID plus start time is not.
 #include <compare>

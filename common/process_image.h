@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One process image (its address space), held open to tell an exec from a process that lives
 // on: an exec keeps the PID and start time, and a program that re-executes itself keeps

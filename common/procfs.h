@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The only code that reads /proc. Tests point it at a fixture tree.
 #include <atomic>

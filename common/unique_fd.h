@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Owns a file descriptor; closes it once.
 #include <unistd.h>

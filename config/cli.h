@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Command-line options and how they combine with the config file into the effective Config.
 #include <chrono>

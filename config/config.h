@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The daemon's settings: defaults, YAML file, command-line overrides, validation.
 #include <chrono>

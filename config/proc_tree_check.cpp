@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "config/proc_tree_check.h"
 
 #include <dirent.h>

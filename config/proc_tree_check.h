@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether a proc_root can be scanned. Kept apart from validate_config, which is pure (and
 // fuzzed): this one reads the file system.

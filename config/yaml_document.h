@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Loads the one YAML document of a config file without YAML::LoadAll: Debian 12's yaml-cpp 0.7
 // loops forever in LoadAll on some invalid text (a lone ',', jbeder/yaml-cpp#1040), adding a

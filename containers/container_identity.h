@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which container (and Slurm job) a process runs in, read from its /proc/<pid>/cgroup text.
 // Pure: no I/O.

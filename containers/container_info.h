@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the daemon knows about a process's container: carried from discovery to labels and JSON.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Docker's names for containers, from the config.v2.json that dockerd keeps per container under
 // its data root. Kubernetes names come from the kubelet's log names instead

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "containers/kubernetes_log_names.h"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the kubelet's log file names say about containers. Pure: no I/O.
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kubernetes names for traced processes, from the kubelet's log directories. Reading a
 // directory listing needs no privileges and no API server, token or gRPC client.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which libcuda symbols neutracerd probes, with which BPF program, and what each API means.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds the processes that map the CUDA driver library and the distinct library files.
 #include <cstdint>

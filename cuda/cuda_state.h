@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-process CUDA state built from probe events and in-kernel launch counts.
 // Pure: no clocks, no I/O; the caller passes times and liveness.

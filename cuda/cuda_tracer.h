@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel-facing side of CUDA tracing: loads the BPF programs, attaches them to
 // libcuda files, and reads their maps and ring buffer. Thin: all meaning lives in CudaState.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the main loop needs from the BPF side of CUDA tracing. CudaTracer is the real one; unit
 // tests drive the loop through a fake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cuda/entry_instruction.h"
 
 #include <algorithm>

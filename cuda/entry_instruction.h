@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The first instruction of a probed function, and whether the x86-64 kernel emulates it when the
 // uprobe there fires. A uprobe replaces that instruction's first byte by int3; after the BPF

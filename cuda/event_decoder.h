@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Ring-buffer bytes -> typed events. Pure; malformed input is rejected, never trusted.
 #include <cstddef>

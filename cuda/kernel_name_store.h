@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel names one process registered (handle -> label and full name, CUfunction ->
 // CUkernel), kept within bounds: a traced program chooses how many names it registers and how

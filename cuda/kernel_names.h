@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Human-readable labels for GPU kernel names, which the driver receives Itanium-mangled.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What adaptive launch counting needs from the BPF side: launch probes attached to one process,
 // and a gate that opens and closes its counting. CudaTracer implements it; tests use a fake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Launch counting that a busy process does not feel. Every counted launch costs the traced
 // thread one kernel trap (0.5-6 us by host; docs/architecture.md), so above a launch rate the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Adaptive launch counting, process by process: which processes have launch probes, when their
 // counting windows open and close, and the scaled launch totals that follow (LaunchScaler).

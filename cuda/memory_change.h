@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One change to a process's GPU memory, as the detectors see it. CudaState appends these
 // while applying events; the daemon loop hands them to the detectors once per scan.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cuda/memory_timeline.h"
 
 #include <algorithm>

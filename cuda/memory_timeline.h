@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A bounded history of each process's GPU allocations (address, size, lifetime) and failed
 // allocations, for the memory timeline page. Pure: fed with the memory change log.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Exact counting probes launches system-wide, from a process's start. The call that names a
 // launched function (cuKernelGetFunction) is probed per process instead: PyTorch makes it

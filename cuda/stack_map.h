@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What call-site recording needs from the BPF side: the stack-trace map the probes fill, the
 // Python stacks of allocations and the processes they are taken in, and the sampled launch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cuda/trap_calibration.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What one probed launch costs the launching thread on this host: a uprobe on a function of the
 // daemon itself, called in a loop that also works over some memory, with and without the probe.

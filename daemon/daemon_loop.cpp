@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/daemon_loop.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The main loop: scan /proc, attach to new driver libraries, drain events, refresh counters,
 // publish a snapshot for scrapes. Runs on one thread; HTTP threads only read snapshots.

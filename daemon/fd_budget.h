@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many file descriptors the daemon needs for what it traces (README, "Open file limit").
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/fd_limit_warning.h"
 
 #include <sys/resource.h>

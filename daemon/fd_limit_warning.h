@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The error a scan that ran out of file descriptors logs: EMFILE otherwise reads like processes
 // exiting. It names the open file limit and what the traced processes need, at most once per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The daemon's HTTP routes (/metrics, /api/v1/*, /memory, /healthz, /): each renders the latest
 // snapshot the main loop published. Separate from main() so every route is tested without root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
 // exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
 #include <algorithm>

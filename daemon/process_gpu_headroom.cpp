@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/process_gpu_headroom.h"
 
 #include <string>

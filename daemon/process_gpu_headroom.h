@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which GPU's free memory bounds each process, for the detectors: the OOM classifier's
 // capacity/fragmentation split and the leak's time until the device is full.

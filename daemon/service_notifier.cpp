@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/service_notifier.h"
 
 #include <systemd/sd-daemon.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // systemd notifications (READY, WATCHDOG, STOPPING, STATUS). No-ops outside systemd.
 #include <chrono>

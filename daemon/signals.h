@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The signals the daemon answers (README "Signals"). SIGTERM and SIGINT stop it. SIGHUP is
 // logged and otherwise ignored: its default action ended the daemon at once with no log line,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks made before the BPF programs load. A host that cannot trace then gets the reason and
 // its exit code (README "Exit codes") rather than the loader's first errno, and a daemon that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Decides which alerts are delivered (journal entries, notifications). Pure: the caller passes
 // the time. Alerts are keyed by kind and subject (the process).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns alert notifications into journal entries: one fixed MESSAGE_ID per alert kind (the
 // journal catalog, systemd/neutracerd.catalog, explains each), priority and fields.

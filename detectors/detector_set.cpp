@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detectors/detector_set.h"
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs every detector for every traced process once per scan and decides, through the alert
 // gate, which findings become notifications. Pure: the caller passes state, CPU time and time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The free memory of a process's GPU at one reading (NVML, at the previous scan) and the
 // process's own GPU bytes in use at that moment. Free memory at a later moment is estimated from

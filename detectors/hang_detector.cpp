@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detectors/hang_detector.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-process GPU hang detector, fed one sample per scan. Pure: the caller passes the time, the
 // process's CUDA readings and its CPU time; a process that exits is forgotten by the caller.

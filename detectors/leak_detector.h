@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-process GPU memory leak detector over the process's stream of memory changes.
 // Pure: the caller passes times and readings; nothing here reads clocks or devices.

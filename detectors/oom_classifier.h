@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-process evidence about failed GPU allocations: the cause of each failure, allocator
 // retries (a failure, frees, then a successful retry) and the layout of the process's live

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The minimum of a level (GPU memory in use) in each fixed window of time, for the last
 // `windows` windows: the leak detector's trend test at one time scale. Pure: the caller passes

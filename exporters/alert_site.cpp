@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/alert_site.h"
 
 #include "exporters/call_sites_json.h"

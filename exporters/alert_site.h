@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The code an alert points at (detectors' NoticeSite) from a call site: its headline frame.
 #include <optional>

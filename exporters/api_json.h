@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The JSON views for people and scripts: GET /api/v1/processes and GET /api/v1/alerts. Pure.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/bpf_map_metrics.h"
 
 #include "exporters/metric_builders.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Occupancy of the daemon's BPF maps: how close each is to dropping entries.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GET /api/v1/processes/<pid>/sites: a process's call sites with their frames and what each did.
 // Pure.

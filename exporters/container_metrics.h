@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // neutracer_container_info: what is known about each container with a traced process. Pure.
 #include "containers/container_info.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns CUDA state and the daemon's own health into metric families. Pure.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns detector findings and alert delivery counts into metric families. Pure.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The flame graph of a process's call sites (`/flame?pid=N&by=...`): stacks merged from the
 // outermost frame up, each frame as wide as what its stacks did (live bytes, failed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/gpu_health_metrics.h"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GPU health and collector health as metric families: NVML's ECC, row remapping, page
 // retirement, clock throttling and lost-GPU values; the driver's Xid reports from the kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text placed in the daemon's HTML pages (process and host names come from outside).
 #include <string>

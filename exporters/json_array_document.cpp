@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/json_array_document.h"
 
 namespace neutracer {

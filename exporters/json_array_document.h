@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A JSON document {"<key>": [...]} built one element at a time, in exactly the text nlohmann's
 // dump(2) of the whole document gives (invalid UTF-8 replaced), without a DOM of the whole:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel name bound: names dropped, bytes of name text held and the most it may hold.
 #include <vector>

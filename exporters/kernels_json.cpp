@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/kernels_json.h"
 
 #include <nlohmann/json.hpp>

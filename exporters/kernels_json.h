@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // JSON view of kernel names per process: the full demangled names behind the short labels.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How launches are counted: the daemon's mode, and per process the share of time counted.
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A process's GPU memory timeline as JSON (`/api/v1/memory?pid=N`): every recorded allocation
 // with its size and lifetime, and every failed allocation. For scripts and for recording a

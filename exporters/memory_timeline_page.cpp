@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/memory_timeline_page.h"
 
 #include "exporters/html_escape.h"

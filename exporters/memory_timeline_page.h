@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The memory layout timeline (`/memory?pid=N`): each GPU allocation of a process as a bar
 // from its allocation to its free, stacked by address, with failed allocations marked, along a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The labels shared by the exporters' per-process series.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hands the latest snapshot from the main loop to HTTP threads. A scrape only copies a
 // shared pointer under the lock, so it never waits for event processing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/nvml_metrics.h"
 
 #include <optional>

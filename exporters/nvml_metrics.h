@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns an NVML sample into metric families (neutracer_gpu_*, neutracer_nvml_*). Pure.
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns per-process OS figures (/proc samples and BPF counters) into metric families. Pure.
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/process_gpu_time_metrics.h"
 
 #include <algorithm>

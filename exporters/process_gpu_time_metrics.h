@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per traced process, what NVML says of its GPU use: busy time integrated from the per-process
 // utilization samples, and the accounting records of GPUs with accounting mode on. Pure.

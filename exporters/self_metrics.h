@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The daemon's own process_* metrics (client_golang naming). Parsing is pure and testable on
 // literal text; self_process_families() is the thin part that reads /proc.

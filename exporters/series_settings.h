@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which optional per-process series the exporters write (config `metrics:`), so a fleet can
 // trade detail for series.

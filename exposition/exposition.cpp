@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exposition/exposition.h"
 
 #include "exposition/text_sink.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prometheus text exposition format 0.0.4: a small metric model and a pure renderer.
 #include <cstdint>

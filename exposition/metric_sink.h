@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where exporters write series as they go, a family at a time: straight into text (TextSink,
 // text_sink.h: the daemon's /metrics, with no Sample or label vector per series: at 1 000

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Prometheus text exposition format 0.0.4, written as the series come: # HELP and # TYPE
 // at each family, then its samples; label values and HELP text escaped per the spec and

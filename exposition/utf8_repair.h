@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prometheus refuses a whole scrape when one label value is not valid UTF-8, and label values
 // come from traced processes (comm, kernel names) as arbitrary bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which GPU (the `gpu` label: NVML's and nvidia-smi's index) sits at a PCI address, for the
 // Xid reports that name GPUs by address. Pure.

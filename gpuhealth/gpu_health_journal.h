@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Journal entries about the GPUs' health: Xid reports, a GPU that fell off the bus, new
 // uncorrectable ECC errors, memory repairs waiting for a GPU reset. One fixed MESSAGE_ID per

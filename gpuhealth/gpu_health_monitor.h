@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GPUs' health from the driver, once per scan: reads the kernel log for Xid reports
 // (bounded per scan, never blocking), maps each to its GPU by PCI address and to the traced

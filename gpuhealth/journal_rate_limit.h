@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // At most `per_minute` entries in any 60 s window; the rest are counted, not written, so a
 // flood of driver reports (an Xid 13 per kernel launch) cannot flood the journal. Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "gpuhealth/nvml_health_watch.h"
 
 #include <string>

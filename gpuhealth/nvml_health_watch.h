@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns changes between NVML samples into journal entries: a GPU that became lost, new
 // uncorrectable ECC errors (volatile count rose), a row remapping or page retirement that

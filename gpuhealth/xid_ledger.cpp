@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "gpuhealth/xid_ledger.h"
 
 namespace neutracer {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Counts the driver's Xid reports by GPU and code, node-wide and per traced process. Memory is
 // bounded: at most kMaxSeries (gpu, xid) pairs node-wide and per process (more are counted as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The host's NVIDIA GPUs as the kernel driver lists them under /proc/driver/nvidia/gpus,
 // numbered like nvidia-smi and NVML (by PCI bus id). Needs neither NVML nor a device node.

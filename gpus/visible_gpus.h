@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which host GPU each CUDA device ordinal of a process is: CUDA_VISIBLE_DEVICES and the
 // container runtime's NVIDIA_VISIBLE_DEVICES applied to the host's GPUs. Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Standard base64 (RFC 4648 section 4) decoding, as used by HTTP basic authentication.
 #include <optional>

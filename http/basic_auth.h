@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // HTTP basic authentication (RFC 7617): parsing the Authorization header and checking that
 // configured password hashes are bcrypt. Pure functions, safe on any input (fuzzed).

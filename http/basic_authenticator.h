@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks a request's Authorization header against the configured users' bcrypt hashes, with a
 // small cache of verified headers. Thread-safe: civetweb calls it from several workers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // bcrypt through libxcrypt (Debian's libcrypt1), which implements $2a$, $2b$ and $2y$.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/civetweb_listen.h"
 
 #include <civetweb.h>

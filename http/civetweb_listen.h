@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The listen address as civetweb's listening_ports option spells it. Pure.
 #include <string>

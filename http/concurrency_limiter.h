@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Admits at most N requests at a time and refuses the rest at once, so a burst of scrapes
 // never queues behind a slow one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // gzip for the answers that are worth it: Prometheus asks for it on every scrape
 // (Accept-Encoding: gzip), and a scrape of many processes is megabytes of repetitive text.

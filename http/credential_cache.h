@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Remembers recently verified Authorization headers so a scrape every 15 s does not pay
 // bcrypt's ~100 ms each time. Holds SHA-256 digests only, never the headers or passwords.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/deflated_text.h"
 
 #include <stdexcept>

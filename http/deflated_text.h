@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text kept deflated between scrapes, for answers that go on after it. The scan's /metrics text
 // is 7.5 MB at 1 000 processes and about 0.3 MB deflated; a scrape adds the daemon's own

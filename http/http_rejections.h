@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Requests the HTTP endpoint refused, by reason, for neutracer_http_requests_rejected_total.
 #include <array>

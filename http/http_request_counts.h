@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every answered request by path and status, for neutracer_http_requests_total: how often
 // Prometheus, probes and people call the endpoint, and how often they fail.

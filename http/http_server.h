@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The HTTP endpoint (civetweb). Routing is pure (route()), request checks live in
 // RequestPipeline; the server only moves bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/request_pipeline.h"
 
 #include <spdlog/spdlog.h>

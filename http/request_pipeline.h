@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What happens to one HTTP request before and around its handler: path and body checks, the
 // concurrency limit, basic authentication, routing. No sockets: HttpServer feeds it requests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks on a request that civetweb accepts but this server refuses with 400.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The status line and headers of every response the endpoint writes, its refusals of malformed
 // requests included. Only this server's own text goes in: a fixed "HTTP/1.1", a reason phrase

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads the kernel log without blocking: /dev/kmsg (one record per read; a record overwritten
 // before it was read answers EPIPE, and the reader goes on with the oldest one left), or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kmsg/kmsg_record.h"
 
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One record of the kernel log as /dev/kmsg gives it: "PRIO,SEQ,USEC,FLAGS[,...];MESSAGE\n",
 // then dictionary lines (" KEY=value\n", each starting with a space). Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Splits a byte stream in /dev/kmsg's format into records, for stand-ins of the kernel log (a
 // regular file or a FIFO) whose reads do not end at record boundaries as /dev/kmsg's do. A

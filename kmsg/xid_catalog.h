@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the driver's Xid codes mean, for log lines, journal entries and alert routing. A
 // summary of NVIDIA's Xid documentation ("Xid Errors", docs.nvidia.com/deploy/xid-errors);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Parses the NVIDIA driver's Xid reports in kernel log messages. Pure. Formats seen across
 // driver generations:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether stderr is systemd's journal stream. systemd sets JOURNAL_STREAM to "DEVICE:INODE" of
 // the socket it connects a service's stdout/stderr to (systemd.exec(5)); a service that finds

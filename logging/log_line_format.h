@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One log record as a line in the formats Prometheus exporters write (--log.format): logfmt,
 // as the Go exporters' default, or one JSON object per line. Pure.

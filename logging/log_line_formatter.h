@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // spdlog's side of format_log_line: what the stderr sink writes for each record.
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The daemon's one logger: natively to the journal, each line with its PRIORITY, when systemd
 // runs it (stderr is the journal stream); otherwise logfmt or JSON lines on stderr.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether a process's GPUs were busy all the time at the last NVML sample: a process whose
 // launching threads wait on a saturated GPU absorbs what its launch probes cost it, so its

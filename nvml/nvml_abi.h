@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The part of NVML's C interface (libnvidia-ml.so.1) the daemon calls, declared from NVIDIA's
  * public API reference: function signatures, return codes, constants and struct layouts. No
  * NVIDIA header is used. Valid C and C++: the test fake (tests/fakes/fake_nvml.c) implements

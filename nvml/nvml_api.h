@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The NVML queries the sampler makes, as a small interface: NvmlLibrary implements it over
 // libnvidia-ml.so.1; unit tests implement it with a fake. Devices are addressed by NVML index.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds the NVML device of a CUDA device by UUID: the CUDA driver gives a device's UUID as 16
 // bytes (cuDeviceGetUuid), NVML as text ("GPU-8c1e0f3a-…"). Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NvmlApi over the real NVML (libnvidia-ml.so.1), loaded at run time with dlopen so that the
 // daemon builds and runs without it. Thin: each query is one NVML call; functions an older

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads the entries nvmlDeviceGetComputeRunningProcesses wrote without trusting one struct
 // layout. Drivers have written 16-byte (v1), 24-byte (v2, current) and, on R535, 32-byte

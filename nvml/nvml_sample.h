@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What one NVML sample found, in base units: the input of the NVML metric families.
 #include <cstdint>

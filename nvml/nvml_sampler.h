@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Samples NVML once per scan: initialises it (retrying now and then after a failure), lists
 // the devices once, then reads each device's values in base units. A value NVML cannot give

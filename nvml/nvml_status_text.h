@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Names NVML return codes for log lines. Pure.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "nvml/process_gpu_time.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Busy GPU time per traced process, integrated from NVML's per-process utilization samples
 // (nvmlDeviceGetProcessUtilization). The driver samples the GPU in short periods and charges

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pure parsers for the /proc (and sysfs) text behind the per-process OS metrics. No I/O here.
 // Each returns a value or says what was wrong with the text; none throws or crashes on bad input.

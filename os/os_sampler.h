@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-process OS figures read from /proc (CPU time, memory, faults, threads, /proc IO). The
 // reading is thin (through ProcFs, so tests use fixture trees); make_os_sample is pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "os/os_tracer.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel-facing side of OS metrics for traced processes: loads os_sched, os_block and os_net
 // (one set of shared maps), keeps the traced-process table and reads per-process counters.

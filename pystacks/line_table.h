@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Line numbers of CPython bytecode: the line of an instruction, decoded from a code object's
 // line table. Pure: the bytes come from wherever the caller read them (docs/python-frames.md).

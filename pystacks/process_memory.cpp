@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pystacks/process_memory.h"
 
 #include <sys/uio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads another process's memory. The frame reader sees only this interface, so tests give it
 // fake memory (tests/unit/fake_process_memory.h) and the daemon a live process.

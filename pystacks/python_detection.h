@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds the CPython interpreter a process runs, from its maps and the interpreter file's ELF
 // symbols: libpython3.X.so, or a python executable linked statically; its version, where

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pystacks/python_frame_resolver.h"
 
 #include "pystacks/line_table.h"

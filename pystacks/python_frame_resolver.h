@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns raw Python frames (code object address, instruction) into file, function and line,
 // reading code objects from the process once and keeping them in a bounded cache.

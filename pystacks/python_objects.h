@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads CPython str, bytes and code objects out of another process's memory. Everything read
 // is untrusted: lengths are bounded, types checked where the interpreter's type objects are

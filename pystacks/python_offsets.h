@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where a Python frame walk finds what it reads, per CPython minor version (3.9-3.13): the
 // thread list, each thread's current frame, a frame's code and instruction, a code object's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A process found to run CPython: which interpreter, where its runtime state lives, and the
 // offsets of its version (pystacks/python_detection.h finds it).

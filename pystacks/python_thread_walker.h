@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Walks a Python process's thread states and their frames from user space, the same way
 // bpf/python_frames.bpf.h does in the kernel: for a thread seen while it waits (a hang), for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which CPython a process runs: from the interpreter file's name, or from the `Py_Version`
 // constant (3.11+) the interpreter exports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * demo-trainer: the program scripts/flame_screenshot.sh photographs. It drives the stand-in
  * CUDA driver (tests/standin/libcuda.so.1; no GPU needed) from a small call tree named like a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """demo-trainer in Python: the program scripts/flame_screenshot.sh photographs with DEMO=python.
 The same call tree as flame_demo.c, written as a Python training loop that drives the stand-in
 CUDA driver through ctypes (no GPU needed), so the daemon's flame graph shows the script's own

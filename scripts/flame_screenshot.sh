@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Takes the README's screenshot of the daemon's flame graph (docs/images/flame-graph.png).
 #
 # Usage (as root: the daemon loads BPF programs):
@@ -22,7 +23,7 @@
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 3 ]]; then
-  sed -n '4,12p' "$0" >&2
+  sed -n '5,13p' "$0" >&2
   exit 2
 fi
 daemon_bin=$(realpath "$1")

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets in tests/fuzz (clang, ASan + UBSan) and runs each for a bounded
 # time from its seed corpus. Fails on any crash, sanitizer report, leak, timeout or broken
 # invariant, and names the input that caused it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what neutracerd needs to build and test, from Debian 12's archive. Run as root.
 set -euo pipefail
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs dependencies, builds, and runs the whole test suite. Run as root: the privileged
 # tests load BPF programs and attach uprobes to a stand-in libcuda.so.1.
 set -euo pipefail

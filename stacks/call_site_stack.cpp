@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stacks/call_site_stack.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The addresses of a stack from the code that called a CUDA API outwards, from what the kernel
 // stored (bpf/neutracer_abi.h, "Native call stacks"). Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Call sites per process: each distinct stack that allocated, failed to allocate, waited or
 // launched, with what it did. Bounded: sites per process and over all processes (beyond them a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A call stack as people read it: frames innermost first, and how the stack ended. Native frames
 // come from the kernel's frame-pointer walk, symbolised here (symbolizer.h); interpreter frames

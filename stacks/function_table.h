@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The function symbols of one ELF file (.dynsym and .symtab), sorted by address, to name the
 // function that holds an address of that file.

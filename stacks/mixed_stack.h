@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One stack of a CUDA call from a Python program: native frames and Python frames together, as
 // a reader follows them. Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The executable file mappings of a process, to place a code address in a file.
 #include <cstdint>

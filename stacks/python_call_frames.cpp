@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stacks/python_call_frames.h"
 
 #include <memory>

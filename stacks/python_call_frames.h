@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Python frames of CUDA calls, as Frame values: from the kernel's walk at an allocation, a
 // sync call's entry or a sampled launch (bpf/python_stacks.bpf.h, a raw stack of code objects

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns the stack ids of probe events, waits in progress and sampled launches into call sites
 // per process (call_sites.h), symbolising each new stack while its process still runs, and

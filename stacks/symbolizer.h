@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Names the frames of native stacks: each address is placed in the file its process maps there
 // (/proc/<pid>/maps), and named from that file's ELF function symbols, demangled. Bounded

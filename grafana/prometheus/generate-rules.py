@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes neutracer-alerts.yml with another scrape job selector, as a rule file or as a
 PrometheusRule for the Prometheus Operator.
 
@@ -13,17 +14,21 @@ that selector:
       > neutracerd-prometheusrule.yaml
 
 The selector is one or more PromQL label matchers (name="value", !=, =~, !~), separated by
-commas. Only the text job="neutracerd" changes (and, with --runbook-url, where each alert's
-runbook_url points); the alerts, their labels and templates are the same. Python 3 standard
-library only.
+commas. Only the text job="neutracerd" changes (and, with --runbook-url or the environment
+variable RUNBOOK_URL, where each alert's runbook_url points: by default the runbook the Debian
+package installs, file:///usr/share/doc/neutracerd/runbook.md); the alerts, their labels and
+templates are the same. Python 3 standard library only.
 """
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
 
 DEFAULT_SELECTOR = 'job="neutracerd"'
-DEFAULT_RUNBOOK = "https://github.com/neutracerd/neutracerd/blob/main/docs/runbook.md"
+# Where the Debian package installs docs/runbook.md (CMakeLists.txt, component "deb"); the
+# shipped rules link it. --runbook-url or RUNBOOK_URL replaces it.
+DEFAULT_RUNBOOK = "file:///usr/share/doc/neutracerd/runbook.md"
 RULES = Path(__file__).resolve().parent / "neutracer-alerts.yml"
 # name op "value" [, name op "value"]...; no quote, backslash, '#' or "'" in values, so that the
 # selector stays valid inside the file's plain and quoted YAML scalars.
@@ -69,9 +74,10 @@ def main():
     parser.add_argument("--job-selector", default=DEFAULT_SELECTOR,
                         help="PromQL label matchers for the daemon's series "
                              f"(default: {DEFAULT_SELECTOR})")
-    parser.add_argument("--runbook-url", default=DEFAULT_RUNBOOK,
+    parser.add_argument("--runbook-url", default=os.environ.get("RUNBOOK_URL") or DEFAULT_RUNBOOK,
                         help="where docs/runbook.md is served: each alert's runbook_url is this "
-                             "plus #<alert name in lower case>")
+                             "plus #<alert name in lower case> (default: $RUNBOOK_URL if set, "
+                             f"else {DEFAULT_RUNBOOK})")
     parser.add_argument("--rules", type=Path, default=RULES,
                         help="the rule file to start from (default: neutracer-alerts.yml next "
                              "to this script)")
@@ -89,9 +95,9 @@ def main():
     if not SELECTOR.match(selector):
         parser.error(f"--job-selector {args.job_selector!r}: want label matchers such as "
                      'job="gpu-nodes" or job=~"a|b",cluster="x" (no \\, #, \' in values)')
-    if not re.match(r"^https?://[^\s#'\"]+$", args.runbook_url):
-        parser.error(f"--runbook-url {args.runbook_url!r}: want an http(s) URL without #, "
-                     "quotes or spaces")
+    if not re.match(r"^(?:https?://|file:///)[^\s#'\"]+$", args.runbook_url):
+        parser.error(f"--runbook-url (or RUNBOOK_URL) {args.runbook_url!r}: want an http(s) or "
+                     "file:/// URL without #, quotes or spaces")
     labels = []
     for label in args.label:
         match = LABEL.match(label)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Process churn (issue 8 part 4): does the daemon give back everything a short-lived CUDA
 # process made it hold? Run as root from the repo root after a build:
 #   tests/bench/churn.sh [BUILD_DIR] [PROCS] [PARALLEL]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers shared by churn.sh and soak.sh; sourced after they set URL, work and daemon_pid.
 # shellcheck shell=bash
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Short-lived stand-in CUDA processes for tests/bench/churn.sh and soak.sh.
 
   churn_load.py SCENARIO --count N --parallel P [--exited FILE] [--seed S]

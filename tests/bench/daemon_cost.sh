@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon's own cost (issue 7), on the stand-in driver (no GPU needed). Run as root from the
 # repo root after scripts/build.sh:
 #   tests/bench/daemon_cost.sh [WINDOW_S] [TRACKED_PROCS] [SCRAPES]

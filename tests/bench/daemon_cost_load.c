@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Load generator for tests/bench/daemon_cost.sh: calls the stand-in libcuda.so.1 at a paced
  * rate, in phases the script starts by creating files in CTL_DIR.

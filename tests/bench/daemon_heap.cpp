@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the daemon's heap goes at PROCS traced processes x KERNELS kernels (issue 19, item 1),
 // without root, BPF or the processes themselves: the real DaemonLoop scans a generated /proc
 // tree (PROCS processes mapping one libcuda file) and a fake BPF side that hands it, like

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon's C++ heap at many traced processes (issue 19, item 1), without root, BPF or the
 # processes: tests/bench/daemon_heap.cpp drives the real DaemonLoop over a generated /proc tree
 # and a fake BPF side, then the real /metrics handler. Run from the repo root:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Our Prometheus text writer (exposition/) against prometheus-cpp's TextSerializer, for the
 // README's "why our own writer" (issue 19). Built and run by tests/bench/exposition_compare.sh
 // only: prometheus-cpp is no dependency of the daemon or of its tests.

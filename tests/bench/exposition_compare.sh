@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Our Prometheus text writer (exposition/) against prometheus-cpp's TextSerializer (issue 19,
 # item 5: why the daemon has its own). Run from the repo root, as any user:
 #   tests/bench/exposition_compare.sh [PROCS] [ROUNDS]

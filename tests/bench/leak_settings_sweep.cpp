@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays the recorded allocation streams (tests/fixtures/leak_streams) through the leak
 // detector for a grid of fast-trend settings, each at 12 clock offsets x 4 scan phases, and
 // prints per setting the worst and median latency over the leaks and how many replays of each

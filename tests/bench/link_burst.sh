@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # How fast the daemon closes the launch links of processes that exit together. Run as root
 # from the repo root after scripts/build.sh:
 #   tests/bench/link_burst.sh [BUILD_DIR] [PROCESSES]      (defaults: build, 1000)

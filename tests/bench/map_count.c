@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * map_count: occupancy of one process's BPF maps, for tests/bench/churn.sh and soak.sh.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Context-switch-heavy load for the OS tracer's overhead: two processes pinned to one CPU
  * pass a byte back and forth through pipes, so every round trip is two context switches
  * (plus two sched_switch tracepoint hits). Prints ns per round trip.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the kernel's Python frame walk (bpf/python_frames.bpf.h) adds to a probed call: a Python
 // loop calls a C function through ctypes under a stack of a chosen depth, with no probe, with
 // the probe but no offsets for the process (the walk returns at once), and with the walk.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Driven by python_frames_cost.cpp: calls the probed C function in a loop under a Python stack
 of a chosen depth and prints the nanoseconds per call, once per "run" line on stdin.
 

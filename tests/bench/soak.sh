@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak under steady process churn (issue 8 part 4). Run as root from the repo root:
 #   tests/bench/soak.sh [DURATION] [BUILD_DIR]
 # (DURATION: 30m by default; s, m or h, or bare seconds. BUILD_DIR: build. env: DAEMON,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summary and growth fit of a tests/bench/soak.sh CSV.
 
   soak_fit.py CSV [SLOPE_MAX_KIB_MIN]   (default 128)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What call-site stacks cost the traced program, on the stand-in driver (no GPU needed): the BPF
 # time per hit of the launch, call entry and call return programs (kernel.bpf_stats_enabled),
 # and the wall time per launch, per allocation + free pair and per sync, with stacks off and on.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Added cost on traced programs, on the stand-in driver (no GPU needed): ns per launch, ns per
 # allocation+free pair, and the aggregate launch rate of several processes at once with exact
 # counts. Each repetition runs every measurement without the daemon, then starts the daemon,

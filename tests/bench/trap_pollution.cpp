@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one uprobe trap costs a thread that does work between probed calls, by the size of the
 // memory that work touches. The daemon's trap calibration calls a probed function back to back;
 // a traced launcher (PyTorch) runs a few microseconds of interpreter code between launches, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cost of the OS tracer (sched_switch and friends) on processes: a pipe ping-pong pinned to one
 # CPU (two context switches per round trip), REPS runs each of: no daemon; daemon running but
 # the benchmark untraced (it maps no libcuda); daemon running and the benchmark traced (it maps

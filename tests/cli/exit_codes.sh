@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The binary's flags and exit codes, as a user and systemd see them. Usage: exit_codes.sh NEUTRACERD
 set -u
 bin=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `systemd-analyze security --offline=yes` on a unit file: fails when the overall exposure is
 # above MAX (default 3.5 of 10; lower is better). Prints the settings that still cost exposure.
 # Usage: unit_security.sh UNIT_FILE [MAX]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `systemd-analyze verify` on a neutracerd unit file: fails on any message, warnings included
 # (verify exits 0 for settings it ignores). The unit's ExecStart binary must exist for verify, so
 # the check runs in a scratch root holding the host's system units and BINARY at the ExecStart

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The `web:` section as the binary reports it: TLS settings and non-bcrypt hashes are
 # configuration errors (exit 2) with a message that says what to do. Usage: web_config.sh NEUTRACERD
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the neutracer Grafana dashboards (Python 3 standard library only).
 
 Usage:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-test of check_dashboards.py: a broken dashboard is caught, the shipped ones pass.
 
 Run: python3 -m unittest discover -s tests/dashboards -p 'test_*.py'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in for libnvidia-ml.so.1 with two fixed GPUs, built only for tests. It implements
  * the NVML functions the daemon calls (declared in daemon/nvml_abi.h) and checks their
  * arguments the way NVML does, so a wrong constant or buffer size fails a test. GPU 1 does not

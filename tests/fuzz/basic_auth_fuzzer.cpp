@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes HTTP basic authentication parsing: the Authorization header comes from any client that
 // reaches the port, before it is authenticated. Checks the documented guarantees with an
 // independent base64 encoder.

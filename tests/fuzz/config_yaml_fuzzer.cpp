@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the YAML config parser: any text must give a config or an error, never a crash, and a
 // config it accepts must pass validation (every key is range-checked as it is read).
 #include <cstddef>

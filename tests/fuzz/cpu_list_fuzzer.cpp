@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the sysfs CPU list parser ("0-3,8").
 #include <algorithm>
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the container name extraction from Docker's config.v2.json. dockerd writes the file,
 // but much of it is chosen by whoever starts the container (environment, labels, command).
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the ELF symbol reader. The daemon, as root, opens every libcuda file any user's
 // process maps, so a crafted file must neither crash it nor yield an offset outside the file.
 // find_symbol_offsets takes a path: each input is written to one memfd, read back by path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the ring-buffer event decoder and what consumes its events: the CUDA state, kernel
 // name shortening and the metrics rendered from them. Event fields come from traced processes
 // (arguments, return values, kernel names they pass to the driver).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An independent reader of Prometheus text format 0.0.4 for fuzz invariants: checks that every
 // line is a HELP, TYPE or sample line and that the text is valid UTF-8 (Prometheus refuses a

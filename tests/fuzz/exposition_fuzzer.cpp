@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the text exposition writer with label values and HELP text as traced processes supply
 // them (comm, kernel names): the output must stay parseable, and valid UTF-8 values must come
 // back unchanged after unescaping. Input: label values separated by NUL, the last is HELP text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Invariant checks for fuzz targets: a broken invariant aborts, so libFuzzer saves the input
 // as a crash just as it does for a sanitizer report.

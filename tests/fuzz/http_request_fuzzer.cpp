@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes request path validation, routing and query-string lookup with the method, path and
 // query civetweb hands over from the network. Input: method, path, query and a parameter name,
 // one per line.

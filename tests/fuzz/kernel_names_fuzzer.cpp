@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes kernel name demangling and shortening. Names are whatever a traced process passes to
 // cuModuleGetFunction / cuLibraryGetKernel, up to NT_NAME_MAX bytes.
 #include <cstddef>

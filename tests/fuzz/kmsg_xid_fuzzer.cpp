@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the kernel log record parser, the record splitter of stand-in logs and the Xid
 // report parser: the input is fed to the splitter in two pieces (its first byte picks the
 // cut), and each record, and the whole input as a message, is parsed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the kubelet's log names (/var/log/containers/*.log, /var/log/pods/*): a pod's
 // spec chooses them, and they become label values.
 #include <cstddef>

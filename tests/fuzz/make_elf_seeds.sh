@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes the elf_symbols seed corpus: tiny shared libraries (1-2 KiB) defining cuLaunchKernel,
 # cuMemAlloc_v2 and f (the names the harness asks for) plus a data object, in .dynsym only,
 # with .symtab too, and as ELF32; a header cut short; and a file that is not ELF.

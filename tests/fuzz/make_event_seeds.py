@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the event_decoder seed corpus in its harness's record format.
 
 Each record is a selector byte (1: call event, 2: name event), a 2-byte little-endian length,

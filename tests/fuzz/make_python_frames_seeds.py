@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the python_frames seed corpus (python_frames_fuzzer.cpp): a version byte (2: 3.11),
 then a process's memory from _PyRuntime on, at 0x10000, holding one thread with one frame of a
 code object "f" in "a.py", laid out at CPython 3.11's offsets (pystacks/python_offsets.cpp).

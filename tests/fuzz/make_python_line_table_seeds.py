@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the python_line_table seed corpus in its harness's format (python_line_table_fuzzer.cpp):
 a format byte (0: 3.9 co_lnotab, 1: 3.10 co_linetable, 2: 3.11+ location table), the first line
 (int32) and the byte offset (int64), little-endian, then the table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the container id and Slurm job extraction from /proc/<pid>/cgroup. Cgroup names are
 // chosen by whoever creates the cgroup (container runtimes, users with delegated cgroups).
 #include <cstddef>

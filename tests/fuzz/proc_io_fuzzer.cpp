@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the /proc/<pid>/io parser.
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes /proc/<pid>/maps parsing line by line, as discovery reads it. Any process can shape
 // its maps (file names, mappings), so no line may crash the daemon.
 #include <cstddef>

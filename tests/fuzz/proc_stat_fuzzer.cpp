@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the two /proc/<pid>/stat parsers. comm is chosen by the process (prctl, exec name) and
 // may hold spaces, parentheses and newlines. Discovery and the OS sampler key a process by the
 // start time each of them parses, so they must agree whenever both accept the text.

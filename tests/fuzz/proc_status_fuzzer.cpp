@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the /proc/<pid>/status parser (free-text lines such as Name: come from the process).
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the user-space side of Python frames against hostile memory: the input is a process's
 // memory (one region at kBase, _PyRuntime at its start) for the CPython version its first byte
 // picks; the thread walk and the frame resolver must stay within their bounds and give each

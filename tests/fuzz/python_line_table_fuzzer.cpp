@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the CPython line-table decoder. The tables come from another process's memory, so
 // any bytes may arrive: no crash, no overflow (UBSan), no negative line, and the decoder's
 // few promises hold whatever the table says.

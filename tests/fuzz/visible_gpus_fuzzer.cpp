@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES handling over a process environment
 // (/proc/<pid>/environ, which its owner writes), with and without the host's GPU list.
 #include <algorithm>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares workload ground truth with neutracerd's scrapes; writes OUTDIR/results.md.
 
 Usage: compare.py OUTDIR [WORKLOAD...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GPU workloads for validating neutracerd's detectors: faults that must be detected and
 healthy jobs that must stay silent. Run by detectors.py, one process per case:
 

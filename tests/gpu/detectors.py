@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Validates neutracerd's detectors on a GPU: each fault case must raise its alert, each
 healthy job must raise none, and detection latency is measured.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Validates neutracer_process_gpu_busy_seconds_total on a GPU against CUDA-event ground truth.
 
     tests/gpu/gpu_time.py NEUTRACERD_BINARY OUTDIR [--cycle 4] [--seconds 40]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Per-GPU attribution on a machine with two or more GPUs (issue 9).
 
 Starts neutracerd, runs a PyTorch workload that puts known work on GPU 0 and GPU 1 of one

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Per-GPU attribution on a two-GPU host (as root, from the repository root):
 #   tests/gpu/multi_gpu_suite.sh NEUTRACERD_BINARY OUTDIR
 # 1. multi_gpu.py: per-GPU memory, launches and copies against the workload's own figures;

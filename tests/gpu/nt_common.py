@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for the GPU validation scripts: HTTP fetch and a Prometheus text parser.
 
 Standard library only (the GPU machine has no pip and no internet).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs one workload from workloads.py against a running neutracerd and saves the scrapes.
 
 Usage: orchestrate.py --workload NAME --outdir DIR [--url http://127.0.0.1:19555]

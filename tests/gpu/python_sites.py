@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A PyTorch program's alerts name its own lines, on a real GPU (issue 17).
 
     python3 tests/gpu/python_sites.py NEUTRACERD_BINARY OUTDIR [--seconds 12]

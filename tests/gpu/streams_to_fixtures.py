@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns the allocation streams tests/gpu/detectors.py saved (OUTDIR/streams/NAME.json, each a
 /api/v1/memory document) into the fixture format of tests/fixtures/leak_streams: times in ms
 from the first allocation, one [allocated_ms, bytes, freed_ms or null] per block, the fault's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Triton kernel used by `workloads.py triton`. Kept in its own module so that Triton can read
 the kernel source with inspect (it must be a top-level function in a real file)."""
 import triton

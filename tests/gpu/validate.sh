@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU validation of neutracerd against workloads with exact ground truth.
 #
 # Usage (as root, from anywhere):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GPU workloads with exact ground truth for validating neutracerd.
 
 Usage: workloads.py WORKLOAD --sync-dir DIR --truth FILE [--trace-dir DIR] [--timeout S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The reverse-proxy recipe deploy/nginx/neutracerd.conf, for real: Debian's nginx with a
 # self-signed certificate terminates TLS in front of a running neutracerd, and curl scrapes
 # /metrics through it; then the recipe's optional client certificates and basic auth, and

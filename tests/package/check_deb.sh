@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian package with cpack and checks it: lintian without errors or warnings, control
 # fields and scripts, the exact file list and modes, the conffile, no build paths, the unit
 # (systemd-analyze verify), the journal catalog, the changelog and manual page, the binary and

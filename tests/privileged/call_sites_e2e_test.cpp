@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the real daemon names the call sites of a stand-in program built with
 // frame pointers (tests/standin/sites.c): its failed and leaking allocations, a long wait and
 // sampled launches, in /api/v1/processes/<pid>/sites, the journal, the flame graph and the

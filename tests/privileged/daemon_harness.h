@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the real neutracerd and the stand-in scenario program for end-to-end tests, and
 // reads /metrics as a map from series to value.

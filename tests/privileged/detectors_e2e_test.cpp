@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the real daemon's detectors on stand-in scenarios whose memory shapes
 // are known, with alerts checked in /metrics, /api/v1/alerts and the journal (captured on a
 // test socket in a private mount namespace, since CI may have no journald).

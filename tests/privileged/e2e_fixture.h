@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fixture of the end-to-end tests: a real daemon on a free port with a 100 ms scan
 // interval, and stand-in scenarios it traces.

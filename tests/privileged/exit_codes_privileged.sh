@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Exit codes of the real daemon when the host cannot trace, as systemd sees them (run as root):
 # capabilities dropped with capsh -> 3 and a message naming what is missing; kernel BTF hidden
 # by a bind mount in a private mount namespace -> 4 naming CONFIG_DEBUG_INFO_BTF; a bad config

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the daemon keeps its numbers right through faults: a driver library
 // replaced on disk, PID reuse, exec, a daemon restart, a full ring buffer and launch map,
 // processes killed in the middle of a call, and a stalled main loop (the watchdog).

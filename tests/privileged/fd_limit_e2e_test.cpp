@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real daemon out of file descriptors (issue 20): its RLIMIT_NOFILE lowered with prlimit
 // below the descriptors it holds, for more scans than a library may stay unused. Every scan
 // then fails to open /proc; none may take the traced process for an exited one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: which GPU each allocation, copy and launch lands on, from the thread's
 // current context (cuCtxSetCurrent / cuCtxCreate / cuCtxPopCurrent) joined with the contexts'
 // devices (cuDevicePrimaryCtxRetain / cuCtxCreate), against the stand-in driver.

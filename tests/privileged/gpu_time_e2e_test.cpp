@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the real daemon loads the fake NVML library, whose per-process
 // utilization samples come from a file this test writes (FAKE_NVML_PROCESS_UTILIZATION, stamped
 // with the wall clock at each query), and integrates them into busy GPU time of the traced

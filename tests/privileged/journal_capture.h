@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Stands in for journald: a datagram socket bound where the daemon, in its own mount
 // namespace, finds /run/systemd/journal/socket. CI machines may have no journald.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log under systemd: when stderr is the journal stream (JOURNAL_STREAM names its
 // device and inode, as systemd sets it), each record goes to the journal natively with its
 // PRIORITY; otherwise logfmt lines go to stderr. journald is the test's own socket

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Adaptive launch counting with the real daemon and BPF programs: a busy process is sampled and
 // its total estimated, a slow one counted exactly, and per-process rules choose exact or off.
 #include <gtest/gtest.h>

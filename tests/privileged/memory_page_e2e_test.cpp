@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the memory timeline page of a traced process, checked as HTML and
 // rendered in headless Chromium (Debian's `chromium`), whose screenshot is kept for people; the
 // page refreshes itself in the browser.

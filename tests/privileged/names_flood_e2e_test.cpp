@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: a process that registers thousands of distinct long kernel names (as
 // Triton and torch.compile jobs do) must not grow the daemon beyond its name bounds, and what
 // the daemon held for it must go when it exits.

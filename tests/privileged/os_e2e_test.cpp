@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: per-process OS metrics of a traced process (it maps the stand-in
 // libcuda.so.1) that burns CPU, writes and fsyncs a file, and talks TCP over loopback.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end with real servers, as root: Debian's prometheus scrapes the daemon with the
 // shipped example config and evaluates the shipped alert rules, and prometheus-alertmanager
 // (shipped config) receives the alerts. Only intervals, `for` durations and addresses are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the real daemon inside the unit's sandbox, as far as it can be rebuilt without systemd as
 # PID 1 (this test runs where a plain shell is PID 1; with systemd, `systemd-run --wait -p ...`
 # would apply the unit itself). Rebuilt from the configured unit: the capability bounding set

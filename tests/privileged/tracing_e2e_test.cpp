@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the real daemon attaches its BPF probes to the stand-in libcuda.so.1,
 // the scenario program makes CUDA calls with known counts, and /metrics must show them exactly.
 #include <csignal>

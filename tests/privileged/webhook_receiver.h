@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An Alertmanager webhook receiver for tests: a loopback HTTP server that answers every POST
 // with 200 and keeps each body with the time it arrived.

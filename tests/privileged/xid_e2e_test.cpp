@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end, as root: the real daemon reads the NVIDIA driver's Xid reports from a stand-in
 // for /dev/kmsg (a file in its record format that the test appends to, named by
 // gpu_health.kmsg_path), maps them to a GPU of the fake NVML library by PCI address and to the

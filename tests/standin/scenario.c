@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * neutracer-scenario: drives the stand-in CUDA driver (libcuda.so.1 in the
  * same directory) through a scripted sequence of steps with known call counts.

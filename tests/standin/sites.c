@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * neutracer-sites: drives the stand-in CUDA driver from functions with known names, for the
  * call-site tests. Built with frame pointers, so the kernel's stack walk names each caller:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Stand-in CUDA driver for tests on machines without a GPU.
  *

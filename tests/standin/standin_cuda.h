@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Types and prototypes of the stand-in CUDA driver (tests/standin).
  * Signatures follow the real CUDA driver API (cuda.h) on x86-64 SysV so that

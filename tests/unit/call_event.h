@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds the ring-buffer call events the unit tests feed to CudaState.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /api/v1/processes/<pid>/sites and the site an alert names.
 #include "exporters/call_sites_json.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Call sites: the stack from the call site outwards, and the per-process site table (counts,
 // live bytes per site, limits).
 #include "stacks/call_sites.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The listen address as civetweb's listening_ports option takes it.
 #include "http/civetweb_listen.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Container identity from /proc/<pid>/cgroup: one fixture file per runtime layout
 // (tests/fixtures/cgroup/), then edge cases inline.
 #include "containers/container_identity.h"

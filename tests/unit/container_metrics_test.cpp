@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Container labels on per-process series, neutracer_container_info and the container fields of
 // /api/v1/processes and /api/v1/kernels, over a state with a Kubernetes pod (two processes), a
 // named docker container, a host process and a host process in a Slurm job.

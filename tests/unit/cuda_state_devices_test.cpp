@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which GPU each allocation, copy and launch belongs to: contexts bound to devices by
 // primary-context retains and creations, joined with the calling thread's current context.
 #include "cuda/cuda_state.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A whole scan -> publish cycle of DaemonLoop without root: a fixture /proc tree, a fake BPF side
 // (CudaTracing) and the real state, detectors and exporters.
 #include "daemon/daemon_loop.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every route the daemon serves (daemon_routes), over snapshots built here: no root, no BPF.
 #include "daemon/http_routes.h"
 

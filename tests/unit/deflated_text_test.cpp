@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scan's /metrics text kept deflated, and the gzip answers built after it.
 #include "http/deflated_text.h"
 

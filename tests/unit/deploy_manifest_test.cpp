@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shipped Kubernetes deployment: well-formed manifests whose parts find each other (Service ->
 // DaemonSet pods and port, ServiceMonitor -> Service and port name, NetworkPolicy -> pods and
 // port), no capabilities beyond the systemd unit's, alert rules that select the job the

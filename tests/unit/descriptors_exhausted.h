@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs out of file descriptors for as long as it lives: lowers RLIMIT_NOFILE's soft limit (as
 // prlimit does) just above the descriptors open now and fills what is left, so that every open

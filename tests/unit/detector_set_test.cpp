@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DetectorSet over CudaState with a fake clock, plus what is made from its findings: journal
 // entries, metric families and the JSON views.
 #include "detectors/detector_set.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Docker container names from <data-root>/containers/<id>/config.v2.json: the parser over
 // documents shaped like dockerd's and hostile ones, the reader's checks on the file, and the
 // resolver's caching over a temporary containers directory.

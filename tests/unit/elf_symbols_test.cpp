@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/elf_symbols.h"
 #include "common/proc_parsers.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first instruction of a probed function: which ones the x86 kernel emulates when the uprobe
 // fires (push, relative branches, nops) and which it single-steps, and the read of a function's
 // first bytes at a file offset.

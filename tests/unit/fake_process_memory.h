@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Process memory for tests: regions written at chosen addresses; a read succeeds only when it
 // lies inside one region, as process_vm_readv fails on unmapped pages.

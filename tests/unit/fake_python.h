@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds CPython's objects (str, bytes, code, frames, thread states, interpreter, runtime) in
 // fake process memory, at the offsets of a given version, for the pystacks tests.

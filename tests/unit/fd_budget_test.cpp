@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The descriptor formula against the limit the shipped systemd unit sets.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error a scan that ran out of file descriptors logs: the limit, what is needed, how often.
 #include <gtest/gtest.h>
 

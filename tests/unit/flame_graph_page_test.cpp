@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flame graph page and the memory page's call-site tooltips.
 #include "exporters/flame_graph_page.h"
 

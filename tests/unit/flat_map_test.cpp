@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sorted-vector map and set behind the per-process kernel tables.
 #include "common/flat_map.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Compares rendered text with a golden file. With NEUTRACER_UPDATE_GOLDEN=1 in the environment
 // the file is rewritten instead (review the diff, and run promtool on it, before committing).

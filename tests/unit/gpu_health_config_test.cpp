@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gpu_health section of the config file.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML's GPU health values end to end through fake libnvidia-ml builds (tests/fakes/fake_nvml.c,
 // driven by environment variables): ECC counts, row remapping, clock throttle reasons, a lost
 // GPU, and an older driver's library without the newer functions. Also the collector gauge.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU health from the driver: Xid reports read from a stand-in kernel log, mapped to GPUs by
 // PCI address and to traced processes, counted and journaled; NVML health transitions.
 #include <gtest/gtest.h>

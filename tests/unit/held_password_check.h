@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A bcrypt password check for tests that, while held, blocks inside until released: it keeps a
 // BasicAuthenticator's bcrypt slot taken for as long as a test needs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gzip for scrapes: which Accept-Encoding values accept it, which answers are encoded, and a
 // real server's gzip answer decoding back to the plain one.
 #include "http/content_encoding.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many connections that send nothing, or their request one byte at a time (slowloris), against
 // a real HttpServer with its default limits: a scrape and /healthz still answer at once. civetweb
 // gives every connection a worker thread until the request is complete or request_timeout (10 s)

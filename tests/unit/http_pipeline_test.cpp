@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RequestPipeline without sockets: the order of checks and what each refusal looks like.
 #include "http/request_pipeline.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure pieces of the HTTP endpoint's request handling: path and body checks, rejection
 // reasons and their metric, the concurrency limiter.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // response_head(): what goes before every body the endpoint sends.
 #include "http/response_head.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The endpoint against hostile and broken clients, over raw TCP to a real HttpServer on
 // 127.0.0.1: oversized and malformed requests get 4xx, slow clients and request bursts never
 // block a scrape, basic authentication answers 401, and the server keeps serving throughout.

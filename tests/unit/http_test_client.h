@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A raw-socket HTTP client for tests against a real HttpServer on 127.0.0.1: bytes exactly as
 // written, so malformed requests reach the server unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `web:` section of the configuration file: basic-auth users, the concurrency limit, and
 // TLS settings refused with a pointer to the reverse-proxy recipe.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /api/v1/kernels and /api/v1/processes are written an element at a time: the text must be what
 // nlohmann's dump(2) of the whole document was.
 #include "exporters/json_array_document.h"

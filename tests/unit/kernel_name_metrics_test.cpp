@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/kernel_name_metrics.h"
 
 #include <gtest/gtest.h>

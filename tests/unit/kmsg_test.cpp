@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel log reader and the Xid parser: /dev/kmsg's record format, a stand-in file or FIFO
 // read in arbitrary pieces, lost records, and the Xid lines of several driver generations.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kubernetes names from the kubelet's log file names: the pure parsers, the index, the reader
 // over a directory tree built here, the re-listing policy, and the `kubernetes:` config section.
 #include "containers/kubernetes_pods.h"

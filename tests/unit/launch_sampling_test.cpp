@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Adaptive launch counting: the window policy, the scaling of counts read at window ends, and
 // the scheduler driving a fake BPF side (attach, gate, detach) with a fake clock.
 #include "cuda/launch_sampling.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The leak detector at its default settings over allocation streams recorded on an H100 by
 // tests/gpu/detectors.py (each process's /api/v1/memory document, in
 // tests/fixtures/leak_streams/): the leaks must be flagged within 15 s of their start, the

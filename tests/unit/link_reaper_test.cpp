@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LinkReaper: removals queued together run together (each waits for RCU grace periods in the
 // kernel, and concurrent waits share them), and the destructor finishes every one.
 #include "common/bpf_link.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log lines (logfmt, JSON), the journal-stream check and the spdlog formatter.
 #include "logging/journal_stream.h"
 #include "logging/log_line_format.h"

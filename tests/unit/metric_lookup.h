@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds families and label values in exporter output, for the metric tests.
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two sinks exporters write to: text written as it comes, and MetricFamily values. Either
 // way the same exposition comes out.
 #include "exposition/metric_sink.h"

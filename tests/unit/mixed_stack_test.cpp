@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A native stack and the Python frames of the same call, joined where the interpreter starts.
 #include "stacks/mixed_stack.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact counting: the probes of the call that names launched functions follow each process's
 // need for names (attached from first sight, removed once every launch is named, back when an
 // unnamed launch shows up), against a fake BPF side.

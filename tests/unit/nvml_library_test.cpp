@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NvmlLibrary and NvmlSampler over fake libnvidia-ml builds (tests/fakes/fake_nvml.c): the
 // dlopen path, symbol versions, struct layouts and argument constants end to end.
 #include "nvml/nvml_library.h"

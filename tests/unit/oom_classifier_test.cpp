@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detectors/oom_classifier.h"
 
 #include <gtest/gtest.h>

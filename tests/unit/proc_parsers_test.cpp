@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/proc_parsers.h"
 #include "containers/container_identity.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Busy GPU time and accounting records per traced process as metric families: process labels,
 // series only for what NVML gave, nothing for processes the state no longer has.
 #include "exporters/process_gpu_time_metrics.h"

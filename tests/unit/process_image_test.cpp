@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProcessImage on real child processes (no root needed: they are ours).
 #include "common/process_image.h"
 

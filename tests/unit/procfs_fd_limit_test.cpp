@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running out of file descriptors as common/ sees it: ProcFs tells a read that ran out from one
 // of a file or process that is gone (and reads as it did through iostreams), and a direct check.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProcFs::list_thread_ids on this test process: its threads, and nothing for a gone process.
 #include "common/procfs.h"
 

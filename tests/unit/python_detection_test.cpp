@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the interpreter in a process's maps, and describing it from its symbols and fake
 // memory: version, _PyRuntime, offsets (3.13 debug offsets) and the layout check.
 #include "pystacks/python_detection.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The user-space frame walk and frame resolution over fake interpreters of each version:
 // thread lists, frames (C-stack entry frames skipped), truncation, garbage, and the bounded
 // code cache.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Line tables of CPython 3.9 (co_lnotab), 3.10 (co_linetable) and 3.11+ (location table), from
 // tables written by hand after each format's description, and from tables real interpreters
 // compile (every local interpreter of NEUTRACER_TEST_PYTHONS, compared with co_lines()).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // str, bytes and code objects read from fake process memory, garbage included.
 #include "pystacks/python_objects.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in offsets, 3.13's debug offsets block, and the BPF side's copy. That the numbers
 // fit real interpreters is checked live (tests/privileged/py_frames).
 #include "pystacks/python_offsets.h"

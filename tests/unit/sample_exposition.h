@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A /metrics text of `series` launch counters, as repetitive as a scrape of many processes: for
 // the compression tests.

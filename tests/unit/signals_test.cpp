@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's signal handlers. Each case runs in a child process (EXPECT_EXIT): handlers are
 // process-wide, and a SIGHUP without one kills whoever receives it.
 #include "daemon/signals.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SiteRecorder: stack ids of events, waits in progress and launch samples become call sites of
 // this test process, named from the fixture library it loads; unused ids leave the stack map.
 #include "stacks/site_recorder.h"

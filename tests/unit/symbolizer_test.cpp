@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Native symbolisation on a real ELF file: the fixture library (tests/fixtures/symbols), loaded
 // into this test process with dlopen, its addresses named back from /proc/self/maps and its
 // symbols. Observes only this process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A temporary /proc tree for tests: fixture scenarios from tests/fixtures/proc, or files written
 // by the test.

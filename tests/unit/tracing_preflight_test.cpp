@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/tracing_preflight.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The launch trap calibration: the difference of medians, and where the probed function lies in
 // its file (what the uprobe is attached to).
 #include "cuda/trap_calibration.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "gpus/host_gpus.h"
 #include "gpus/visible_gpus.h"
 

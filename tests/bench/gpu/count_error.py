@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Counting error and cost of sampled (adaptive) launch counting over a long steady run, on a GPU
 host.
 

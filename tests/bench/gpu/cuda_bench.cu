@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw CUDA programs for tests/bench/gpu/run.py, compiled at run time with
 //   nvcc -O2 -cudart static -arch=native -o nt_cuda_bench cuda_bench.cu
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Stand-ins for run.py --dry-run (no GPU, no root): the daemon, the nvcc-built program,
 compute-sanitizer and the libcuda holder. Standard library only.
 

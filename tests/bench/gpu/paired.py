@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The cost of launch probes (and of torch.profiler) inside ONE workload process, switched on and
 off in alternating blocks, with a confidence interval that can resolve 1 %.
 

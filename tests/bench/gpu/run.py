@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GPU benchmark of neutracerd's cost on real workloads, against no tool and torch.profiler,
 and a leak comparison with compute-sanitizer.
 

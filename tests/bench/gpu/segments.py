@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The daemon's cost on one steady workload process, measured by switching the daemon on and off.
 
     python3 tests/bench/gpu/segments.py NEUTRACERD_BINARY OUTDIR [--workload cnn]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What call sites (stack walks in the probes) cost PyTorch work on a GPU host: run.py with
 `stacks: {enabled: false}` and with the defaults (stacks on), alternated.
 

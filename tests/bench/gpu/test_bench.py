@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-tests of the GPU benchmark runner without a GPU, root or the daemon:
 
     python3 tests/bench/gpu/test_bench.py        (about 1 minute)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch workloads for tests/bench/gpu/run.py. One workload per process.
 
     torch_workloads.py WORKLOAD --condition plain|neutracerd|profiler --sync-dir DIR

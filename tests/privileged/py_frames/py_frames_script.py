@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Driven by python_frames_bpf_test.cpp: calls the probed C function from known lines.
 
 Each command read from stdin makes one call and prints "done": "main" from the main thread,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python frames end to end, for each local CPython (NEUTRACER_TEST_PYTHONS): a script calls a C
 // function of a test library through ctypes; a uprobe on that function runs
 // bpf/python_frames.bpf.h's walk (tests/privileged/py_frames/py_frames_probe.bpf.c), and the

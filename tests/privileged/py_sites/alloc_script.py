@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocates through the stand-in driver's cuMemAlloc_v2, called through ctypes, for
 tests/privileged/call_sites_e2e_test.cpp: one request too big for the stand-in (out of memory),
 then 4 MiB kept every 0.2 s, and 1 MiB kept every other step from a second line. The daemon

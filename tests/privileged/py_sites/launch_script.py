@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Launches a stand-in kernel many times through ctypes, for
 tests/privileged/call_sites_e2e_test.cpp: the sampled launch stacks must name the marked line
 (the launch probe takes the Python frames with each sample).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Waits in the stand-in driver's cuCtxSynchronize, called through ctypes, for
 tests/privileged/call_sites_e2e_test.cpp: while it waits, the daemon must name wait_for_gpu and
 the line marked below.

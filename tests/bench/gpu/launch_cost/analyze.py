@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Paired statistics of investigate.py's samples.jsonl: the added time per trap, mean ± standard
 error and median over rounds, for the full plan (timings: plain / bare / neutracerd, one sample
 each per round) and the follow-up plan (paired conditions within each round).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The first instruction of each probed function of a library, and whether the x86 kernel
 emulates it when a uprobe there fires or must single-step it out of line.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where does neutracerd's per-launch cost go in PyTorch? One run on a GPU host, as root.
 
     investigate.py OUTDIR [--limit-s 470] [--rounds 3] [--standin LIBCUDA]

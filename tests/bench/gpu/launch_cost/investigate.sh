@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs investigate.py on the GPU machine (as root, from the repository root), results in $OUT.
 # Everything it needs is in this folder (carried): neutracerd + lib/, symhits, progstats,
 # libntnoop.so, noop_loop, the Python scripts; launch_loop.cu is built there with nvcc.

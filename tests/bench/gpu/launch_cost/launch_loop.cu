@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch_loop: the time per launch of an empty kernel from a small CUDA C++ program (static
 // cudart), served over stdin/stdout like noop_loop.c, so that the same process can be timed
 // with no tool, with a bare uprobe on cuLaunchKernel and under neutracerd.

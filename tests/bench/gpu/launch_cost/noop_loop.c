@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * noop_loop: what one call of an empty library function costs a small C program, with and
  * without a uprobe on it (the probe is put on and taken off from outside, by symhits).

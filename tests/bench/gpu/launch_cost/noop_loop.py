@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Timed loops served to an orchestrator over stdin/stdout (the protocol of noop_loop.c).
 
 What it measures: the time per call of an empty library function through ctypes (with and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libntnoop.so: empty functions whose first instruction is known, as targets for the cost of
  * one user-space probe (uprobe) hit, measured by noop_loop.c and noop_loop.py.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: Apache-2.0
 /*
  * progstats: one line per loaded BPF program with its run count and total run time, as the
  * kernel counts them while kernel.bpf_stats_enabled=1 (sysctl). Two snapshots around a
