@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything one daemon publishes after two scans of a fixture host (/metrics text and the
+// /api/v1 documents), compared with tests/fixtures/golden/daemon_outputs.txt. It pins the
+// outputs across changes to how the loop is put together: a diff of that file shows exactly what
+// a change added or lost. Families are sorted by name and values that depend on time are masked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "call_event.h"
+#include "daemon/daemon_loop.h"
+#include "fake_cuda_tracing.h"
+#include "golden_file.h"
+#include "http/content_encoding.h"
+#include "temp_proc.h"
+
+namespace neutracer {
+namespace {
+
+// Families whose values are times or durations measured while the test runs.
+bool time_dependent(const std::string &family) {
+  static const std::set<std::string> kFamilies = {
+      "neutracer_scan_duration_seconds", "neutracer_collector_duration_seconds",
+      "neutracer_cuda_sync_in_progress_seconds",
+      "neutracer_cuda_memcpy_throughput_bytes_per_second"};
+  return kFamilies.contains(family);
+}
+
+// The /metrics text with its families sorted by name and time-dependent values masked.
+std::string normalized_metrics(const std::string &text) {
+  std::map<std::string, std::string> families;
+  std::istringstream lines(text);
+  std::string line, name;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("# HELP ")) {
+      name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_FALSE(families.contains(name)) << name << " written twice";
+    } else if (!line.starts_with("#") && time_dependent(name)) {
+      line = line.substr(0, line.rfind(' ')) + " <time>";
+    } else if (line.starts_with("neutracer_build_info{")) { // of this tree and machine
+      line = std::regex_replace(line, std::regex("(revision|compiler|libbpf)=\"[^\"]*\""),
+                                "$1=\"<build>\"");
+    }
+    families[name] += line + "\n";
+  }
+  std::string out;
+  for (const auto &[family, block] : families)
+    out += block;
+  return out;
+}
+
+// A JSON document with the values of time-dependent keys masked, pretty-printed.
+std::string normalized_json(const std::string &text) {
+  auto document = nlohmann::json::parse(text);
+  const std::set<std::string> kTimes = {"time", "since", "started", "updated", "at", "time_ns",
+                                        "first_seen", "last_seen", "start_time"};
+  std::function<void(nlohmann::json &)> mask = [&](nlohmann::json &value) {
+    if (value.is_object()) {
+      for (auto &[key, item] : value.items())
+        if (kTimes.contains(key) && !item.is_structured())
+          item = "<time>";
+        else
+          mask(item);
+    } else if (value.is_array()) {
+      for (auto &item : value)
+        mask(item);
+    }
+  };
+  mask(document);
+  return document.dump(1) + "\n";
+}
+
+TEST(DaemonOutputsGolden, TwoScansOfAFixtureHost) {
+  TempProc proc;
+  proc.copy_scenario("shared_library");
+  test::FakeTracing tracing;
+  tracing.depth = 8;
+  tracing.stacks[3] = {0x1234, 0x5678};
+  const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
+  const std::uint64_t start_100 = 123456 * ns_per_tick, start_200 = 234567 * ns_per_tick;
+  auto kept = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1 << 20}, {0x7e00000});
+  kept.stack_id = 3;
+  auto failed = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1ull << 40}, {}, 2);
+  failed.stack_id = 3;
+  tracing.events = {kept, failed,
+                    test::call_event(NT_API_MEMCPY_HTOD, 200, start_200, {0x7e00000, 0, 4096}),
+                    test::call_event(NT_API_STREAM_SYNCHRONIZE, 200, start_200, {0})};
+  tracing.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0},
+                      {200, start_200, NT_API_GRAPH_LAUNCH, 0xdef, 3, 0}};
+  Config config;
+  config.proc_root = proc.root().string();
+  config.alerts.journal = false;
+  config.gpu_health.read_kernel_log = false;
+  config.kubernetes.log_dir = (proc.root() / "no-pods").string();
+  MetricsPublisher publisher;
+  ServiceNotifier notifier;
+  DaemonLoop loop(config, tracing, publisher, notifier, nullptr, nullptr);
+  loop.scan_once();
+  tracing.launches[0].count = 50;
+  loop.scan_once();
+
+  const auto snapshot = publisher.latest();
+  std::string outputs = "== /metrics\n" + normalized_metrics(inflate_text(*snapshot->metrics_deflated));
+  outputs += "== /api/v1/kernels\n" + normalized_json(gunzip(*snapshot->kernels_json_gzip));
+  outputs += "== /api/v1/processes\n" + normalized_json(gunzip(*snapshot->processes_json_gzip));
+  outputs += "== /api/v1/alerts\n" + normalized_json(snapshot->alerts_json);
+  test::expect_matches_golden(std::string(NEUTRACER_FIXTURES_DIR) + "/golden/daemon_outputs.txt",
+                              outputs);
+}
+
+} // namespace
+} // namespace neutracer
