@@ -23,7 +23,6 @@
 namespace neutracer {
 
 class CudaState;
-struct Config;
 
 struct DetectorSettings {
   LeakSettings leak;
@@ -31,7 +30,6 @@ struct DetectorSettings {
   FragmentationSettings fragmentation;
   AlertGateSettings gate;
 };
-DetectorSettings detector_settings(const Config &config);
 
 // What the detectors concluded about one process at the last scan.
 struct ProcessFindings {

@@ -21,4 +21,14 @@ std::vector<MetricFamily> bpf_map_families(const std::vector<BpfMapOccupancy> &m
   return {std::move(entries), std::move(max_entries)};
 }
 
+MetricFamily
+bpf_map_update_errors_family(const std::vector<std::pair<std::string, std::uint64_t>> &full) {
+  auto errors =
+      family("neutracer_bpf_map_update_errors_total",
+             "BPF map insertions that failed because the map was full.", MetricType::counter);
+  for (const auto &[map, count] : full)
+    errors.samples.push_back({{{"map", map}}, static_cast<double>(count)});
+  return errors;
+}
+
 } // namespace neutracer

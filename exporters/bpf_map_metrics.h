@@ -2,7 +2,9 @@
 #pragma once
 // Occupancy of the daemon's BPF maps: how close each is to dropping entries.
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exposition/exposition.h"
@@ -17,5 +19,10 @@ struct BpfMapOccupancy {
 
 // neutracer_bpf_map_entries{map} and neutracer_bpf_map_max_entries{map}.
 std::vector<MetricFamily> bpf_map_families(const std::vector<BpfMapOccupancy> &maps);
+
+// neutracer_bpf_map_update_errors_total{map}: insertions refused because the map was full, as
+// (map, count) in the order given.
+MetricFamily
+bpf_map_update_errors_family(const std::vector<std::pair<std::string, std::uint64_t>> &full);
 
 } // namespace neutracer

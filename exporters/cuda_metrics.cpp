@@ -94,17 +94,8 @@ void per_direction(const std::vector<ProcessRow> &rows, MetricSink &sink, std::s
 
 } // namespace
 
-std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_t cuda_processes) {
+std::vector<MetricFamily> tracer_families(const TracerHealth &health) {
   std::vector<MetricFamily> out;
-  auto build = family("neutracer_build_info",
-                      "Version, git revision, compiler and libbpf of neutracerd; always 1.",
-                      MetricType::gauge);
-  build.samples.push_back({{{"version", health.version},
-                            {"revision", health.revision},
-                            {"compiler", health.compiler},
-                            {"libbpf", health.libbpf}},
-                           1});
-  out.push_back(std::move(build));
   const auto gauge = [&](std::string name, std::string help, double value) {
     auto f = family(std::move(name), std::move(help), MetricType::gauge);
     f.samples.push_back({{}, value});
@@ -116,7 +107,7 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
     out.push_back(std::move(f));
   };
   gauge("neutracer_cuda_processes", "Processes that map the CUDA driver library.",
-        static_cast<double>(cuda_processes));
+        static_cast<double>(health.cuda_processes));
   gauge("neutracer_attached_libraries", "Distinct CUDA driver library files with probes attached.",
         static_cast<double>(health.attached_libraries));
   gauge("neutracer_attached_probes", "Uprobes and uretprobes currently attached.",
@@ -139,26 +130,10 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   dropped.samples.push_back(
       {{{"source", "malformed"}}, static_cast<double>(health.malformed_events)});
   out.push_back(std::move(dropped));
-  auto map_errors =
-      family("neutracer_bpf_map_update_errors_total",
-             "BPF map insertions that failed because the map was full.", MetricType::counter);
-  map_errors.samples.push_back(
-      {{{"map", "launches"}}, static_cast<double>(health.launch_map_full)});
-  map_errors.samples.push_back(
-      {{{"map", "inflight"}}, static_cast<double>(health.inflight_map_full)});
-  map_errors.samples.push_back(
-      {{{"map", "launch_stacks"}}, static_cast<double>(health.launch_stacks_full)});
-  out.push_back(std::move(map_errors));
   counter("neutracer_stacks_lost_total",
           "Call stacks the kernel did not store (another stack held their slot of the stack "
           "map); their calls count at a no_stack site.",
           static_cast<double>(health.stacks_lost));
-  gauge("neutracer_call_sites", "Call sites kept, over all processes (stacks.max_sites bounds it).",
-        static_cast<double>(health.call_sites));
-  counter("neutracer_python_stacks_rejected_total",
-          "Python stacks read from the kernel that did not match their key (a probe preempted "
-          "while storing); deleted, and taken again at the next call.",
-          static_cast<double>(health.python_stacks_rejected));
   gauge("neutracer_discovery_unreadable_processes",
         "Processes whose memory maps could not be read in the last scan (exited or hidden).",
         static_cast<double>(health.unreadable_processes));
@@ -169,9 +144,6 @@ std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_
   scan_errors.samples.push_back(
       {{{"reason", "fd_limit"}}, static_cast<double>(health.fd_limit_scans)});
   out.push_back(std::move(scan_errors));
-  gauge("neutracer_scan_duration_seconds", "Duration of the last /proc scan and map refresh.",
-        health.scan_duration_seconds);
-  counter("neutracer_scans_total", "/proc scans completed.", static_cast<double>(health.scans));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Turns CUDA state and the daemon's own health into metric families. Pure.
+// Turns CUDA state and the CUDA tracer's health into metric families. Pure.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,13 +12,9 @@
 
 namespace neutracer {
 
-// The daemon's view of itself at the last scan.
-struct DaemonHealth {
-  // neutracer_build_info's labels.
-  std::string version;
-  std::string revision; // git describe of the source tree, "unknown" outside git
-  std::string compiler; // "GNU 12.2.0"
-  std::string libbpf;   // the libbpf the daemon runs with, "v1.1"
+// The CUDA tracer's view of itself at the last scan.
+struct TracerHealth {
+  std::uint64_t cuda_processes = 0;    // processes that map the driver, read or kept unread
   std::uint64_t attached_libraries = 0;
   std::uint64_t attached_probes = 0;
   std::uint64_t missing_symbols = 0; // over attached libraries
@@ -27,23 +23,12 @@ struct DaemonHealth {
   std::uint64_t attach_errors = 0;     // since start
   std::uint64_t ring_buffer_drops = 0; // events lost in the kernel (ring buffer full)
   std::uint64_t malformed_events = 0;  // events rejected by the decoder
-  std::uint64_t launch_map_full = 0;   // launches not counted: map full
-  std::uint64_t inflight_map_full = 0; // call entries not recorded: map full
-
-  // Call sites: sampled launch stacks not counted (map full), stacks the kernel did not store,
-  // sites kept over all processes, Python stacks read back that did not match their key.
-  std::uint64_t launch_stacks_full = 0;
-  std::uint64_t stacks_lost = 0;
-  std::uint64_t call_sites = 0;
-  std::uint64_t python_stacks_rejected = 0;
-
+  std::uint64_t stacks_lost = 0;       // stacks the kernel did not store
   std::uint64_t unreadable_processes = 0;
   std::uint64_t fd_limit_scans = 0; // scans that ran out of file descriptors, since start
-  double scan_duration_seconds = 0;
-  std::uint64_t scans = 0;
 };
 
-std::vector<MetricFamily> daemon_families(const DaemonHealth &health, std::size_t cuda_processes);
+std::vector<MetricFamily> tracer_families(const TracerHealth &health);
 // Per-process CUDA families. Series that would say nothing are left out: memory kinds other
 // than `device` that the process never allocated, copy directions it never copied in, sync
 // APIs it never called; `settings.process_histograms` off drops the sync wait histogram.

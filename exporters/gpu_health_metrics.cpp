@@ -178,23 +178,4 @@ std::vector<MetricFamily> xid_families(const GpuHealthMonitor &monitor, const Cu
   return out;
 }
 
-MetricFamily collector_family(const CollectorHealth &health) {
-  auto f = family("neutracer_collector_up",
-                  "1 while the data source works, 0 while it does not (the daemon's log says "
-                  "why): cuda_tracer (the driver probes), os_tracer (BPF scheduler, block and "
-                  "network programs), nvml (NVML loaded and initialised), kernel_log (Xid "
-                  "reports read), nvml_process_utilization (a GPU answered NVML's per-process "
-                  "utilization query; no series while NVML is down or where no GPU supports "
-                  "it). A source turned off in the config has no series.",
-                  MetricType::gauge);
-  f.samples.push_back({{{"collector", "cuda_tracer"}}, health.cuda_tracer ? 1.0 : 0.0});
-  for (const auto &[name, value] :
-       {std::pair{"os_tracer", health.os_tracer}, std::pair{"nvml", health.nvml},
-        std::pair{"kernel_log", health.kernel_log},
-        std::pair{"nvml_process_utilization", health.nvml_process_utilization}})
-    if (value)
-      f.samples.push_back({{{"collector", name}}, *value ? 1.0 : 0.0});
-  return f;
-}
-
 } // namespace neutracer

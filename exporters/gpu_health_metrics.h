@@ -21,14 +21,5 @@ std::vector<MetricFamily> nvml_health_families(const NvmlSnapshot &snapshot);
 // Nothing when the kernel log is not read (gpu_health.read_kernel_log: false).
 std::vector<MetricFamily> xid_families(const GpuHealthMonitor &monitor, const CudaState &state);
 
-// Whether each data source works: nullopt leaves a source out (turned off in the config).
-struct CollectorHealth {
-  bool cuda_tracer = true; // the daemon does not run without it
-  std::optional<bool> os_tracer;
-  std::optional<bool> nvml;
-  std::optional<bool> kernel_log;
-  std::optional<bool> nvml_process_utilization;
-};
-MetricFamily collector_family(const CollectorHealth &health);
 
 } // namespace neutracer

@@ -189,25 +189,6 @@ std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processe
   return sink.take();
 }
 
-void add_os_map_errors(const OsTracerStats &stats, std::vector<MetricFamily> &families) {
-  constexpr const char *kMapErrors = "neutracer_bpf_map_update_errors_total";
-  auto it = std::find_if(families.begin(), families.end(),
-                         [&](const MetricFamily &f) { return f.name == kMapErrors; });
-  if (it == families.end()) {
-    families.push_back(family(kMapErrors,
-                              "BPF map insertions that failed because the map was full.",
-                              MetricType::counter));
-    it = std::prev(families.end());
-  }
-  const std::pair<const char *, std::uint64_t> maps[] = {
-      {"os_traced", stats.traced_map_full},   {"os_counters", stats.counters_map_full},
-      {"os_threads", stats.threads_map_full}, {"os_io_inflight", stats.io_map_full},
-      {"os_sockets", stats.sockets_map_full},
-  };
-  for (const auto &[map, count] : maps)
-    it->samples.push_back({{{"map", map}}, static_cast<double>(count)});
-}
-
 MetricFamily os_network_source_family(const OsTracerStats &stats) {
   auto source = family("neutracer_os_network_source",
                        "Hooks behind the network metrics, 1 for the ones in use: tracepoint "
@@ -220,11 +201,6 @@ MetricFamily os_network_source_family(const OsTracerStats &stats) {
         std::pair{"none", Source::none}})
     source.samples.push_back({{{"source", name}}, stats.network == value ? 1.0 : 0.0});
   return source;
-}
-
-void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families) {
-  add_os_map_errors(stats, families);
-  families.push_back(os_network_source_family(stats));
 }
 
 } // namespace neutracer

@@ -27,13 +27,7 @@ void write_os_metrics(const std::vector<OsProcessView> &processes, const SeriesS
 std::vector<MetricFamily> os_families(const std::vector<OsProcessView> &processes,
                                       const SeriesSettings &settings = {});
 
-// Adds the OS tracer's health to `families`: its maps' samples go into the
-// neutracer_bpf_map_update_errors_total family (created if absent: a name may appear only once
-// in an exposition), and neutracer_os_network_source{source} tells which network hooks are
-// loaded (1 for the one in use).
-void add_os_tracer_health(const OsTracerStats &stats, std::vector<MetricFamily> &families);
-// Its two parts: the map samples, and the network source family.
-void add_os_map_errors(const OsTracerStats &stats, std::vector<MetricFamily> &families);
+// neutracer_os_network_source{source}: which network hooks are loaded (1 for the one in use).
 MetricFamily os_network_source_family(const OsTracerStats &stats);
 
 } // namespace neutracer

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config/config.h"
+#include "collectors/detector_collector.h"
 #include "detectors/detector_set.h"
 #include "exporters/api_json.h"
 #include "exporters/cuda_metrics.h"

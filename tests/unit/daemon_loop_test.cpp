@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A whole scan -> publish cycle of DaemonLoop without root: a fixture /proc tree, a fake BPF side
 // (CudaTracing) and the real state, detectors and exporters.
-#include "daemon/daemon_loop.h"
+#include "test_daemon.h"
 
 #include <gtest/gtest.h>
 
@@ -77,7 +77,7 @@ protected:
 TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess) {
   const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
-  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
   loop.scan_once();
   loop.scan_once();
 
@@ -96,7 +96,7 @@ TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess)
 TEST_F(DaemonLoopTest, TheKernelsDocumentIsRebuiltOnlyWhenItChanges) {
   const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
-  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
   loop.scan_once();
   const auto first = publisher_.latest()->kernels_json_gzip;
   ASSERT_NE(gunzip(*first).find("\"launches\": 42"), std::string::npos) << gunzip(*first);
@@ -121,7 +121,7 @@ TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
               "                    /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05\n");
   proc_.write_stat(self, "neutracerd", 999);
   tracing_.per_process = true;
-  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   EXPECT_FALSE(tracing_.launch_probes.contains(self));
@@ -137,7 +137,7 @@ TEST_F(DaemonLoopTest, AProcessThatGoesTakesItsSentKernelFunctionsWithIt) {
   tracing_.kernel_functions = {{100, start_100}, {200, start_200}};
   tracing_.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1},
                        {200, start_200, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1}};
-  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_EQ(tracing_.kernel_functions.size(), 2u);
   std::filesystem::remove_all(proc_.root() / "100");
@@ -156,14 +156,14 @@ TEST_F(DaemonLoopDeathTest, RunLogsSighupKeepsScanningAndStopsOnSigterm) {
         install_signal_handlers();
         Config c = config("exact");
         c.scan_interval = std::chrono::milliseconds(100);
-        DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+        test::TestDaemon loop(c, tracing_, publisher_, notifier_);
         std::thread sender([] {
           std::this_thread::sleep_for(std::chrono::milliseconds(150));
           ::kill(::getpid(), SIGHUP);
           std::this_thread::sleep_for(std::chrono::milliseconds(400));
           ::kill(::getpid(), SIGTERM);
         });
-        loop.run(stop_requested(), [] { report_hangups(); });
+        loop.loop.run(stop_requested(), [] { report_hangups(); });
         sender.join();
         std::exit(publisher_.latest()->from_a_scan ? 0 : 1);
       },
@@ -172,7 +172,7 @@ TEST_F(DaemonLoopDeathTest, RunLogsSighupKeepsScanningAndStopsOnSigterm) {
 
 TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
   tracing_.per_process = true;
-  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
   loop.scan_once();
 
   ASSERT_EQ(tracing_.launch_probes.size(), 2u);
@@ -186,7 +186,7 @@ TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
 TEST_F(DaemonLoopTest, ExactModeProbesTheNamingCallPerProcessWhileNamesAreMissing) {
   tracing_.per_process_names = true;
   const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
-  DaemonLoop loop(config("exact"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
   loop.scan_once();
   // Neither has launched yet: both may name kernels.
   ASSERT_EQ(tracing_.launch_probes.size(), 2u);
@@ -208,7 +208,7 @@ TEST_F(DaemonLoopTest, ARuleThatSamplesOneProcessLeavesTheOthersExact) {
   tracing_.per_process = true; // main.cpp asks for per-process probes when a rule samples
   auto c = config("exact");
   c.cuda.launch_rules = {{"python3", "adaptive"}};
-  DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(c, tracing_, publisher_, notifier_);
   loop.scan_once();
   ASSERT_EQ(tracing_.launch_probes.size(), 2u); // both counted from the start
   const auto snapshot = publisher_.latest();
@@ -219,7 +219,7 @@ TEST_F(DaemonLoopTest, ARuleThatSamplesOneProcessLeavesTheOthersExact) {
 
 TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {
   tracing_.per_process = false; // e.g. a kernel without uprobe_multi links
-  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_TRUE(tracing_.launch_probes.empty());
   EXPECT_EQ(
@@ -233,7 +233,7 @@ TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
   tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000})};
   tracing_.per_process = true;
-  DaemonLoop loop(config("adaptive"), tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
   loop.scan_once();
   ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_memory_used_bytes",
@@ -316,7 +316,7 @@ TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
   RecordingJournal journal;
   Config c = config("exact");
   c.alerts.journal = true;
-  DaemonLoop loop(c, tracing_, publisher_, notifier_, &journal, nullptr);
+  test::TestDaemon loop(c, tracing_, publisher_, notifier_, &journal);
   loop.scan_once();
 
   const auto snapshot = publisher_.latest();
@@ -346,7 +346,7 @@ TEST_F(DaemonLoopTest, StacksOffInTheConfigRecordNoSites) {
   tracing_.depth = 8;
   Config c = config("exact");
   c.stacks.enabled = false;
-  DaemonLoop loop(c, tracing_, publisher_, notifier_, nullptr, nullptr);
+  test::TestDaemon loop(c, tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_TRUE(publisher_.latest()->sites->empty());
   EXPECT_FALSE(publisher_.latest()->stacks.enabled);

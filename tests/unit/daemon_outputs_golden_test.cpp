@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "call_event.h"
-#include "daemon/daemon_loop.h"
+#include "test_daemon.h"
 #include "fake_cuda_tracing.h"
 #include "golden_file.h"
 #include "http/content_encoding.h"
@@ -103,7 +103,7 @@ TEST(DaemonOutputsGolden, TwoScansOfAFixtureHost) {
   config.kubernetes.log_dir = (proc.root() / "no-pods").string();
   MetricsPublisher publisher;
   ServiceNotifier notifier;
-  DaemonLoop loop(config, tracing, publisher, notifier, nullptr, nullptr);
+  test::TestDaemon loop(config, tracing, publisher, notifier);
   loop.scan_once();
   tracing.launches[0].count = 50;
   loop.scan_once();

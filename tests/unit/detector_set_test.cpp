@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DetectorSet over CudaState with a fake clock, plus what is made from its findings: journal
 // entries, metric families and the JSON views.
+#include "collectors/detector_collector.h"
 #include "detectors/detector_set.h"
 
 #include <fstream>

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/cuda_api_table.h"
-#include "daemon/fd_budget.h"
+#include "collectors/fd_budget.h"
 
 namespace neutracer {
 namespace {

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <string>
 
-#include "daemon/fd_budget.h"
-#include "daemon/fd_limit_warning.h"
+#include "collectors/fd_budget.h"
+#include "collectors/fd_limit_warning.h"
 
 namespace neutracer {
 namespace {

@@ -147,20 +147,5 @@ TEST(NvmlHealth, ThrottleMaskUnderItsPreR535Name) {
 
 TEST(NvmlHealth, NothingWithoutNvml) { EXPECT_TRUE(nvml_health_families(NvmlSnapshot{}).empty()); }
 
-TEST(CollectorHealth, OneSeriesPerSourceInUse) {
-  CollectorHealth health;
-  health.nvml = false;
-  health.kernel_log = true;
-  const auto f = collector_family(health);
-  EXPECT_EQ(f.name, "neutracer_collector_up");
-  ASSERT_EQ(f.samples.size(), 3u); // os_tracer left out
-  EXPECT_EQ(f.samples[0].labels, (Labels{{"collector", "cuda_tracer"}}));
-  EXPECT_EQ(f.samples[0].value, 1);
-  EXPECT_EQ(f.samples[1].labels, (Labels{{"collector", "nvml"}}));
-  EXPECT_EQ(f.samples[1].value, 0);
-  EXPECT_EQ(f.samples[2].labels, (Labels{{"collector", "kernel_log"}}));
-  EXPECT_EQ(f.samples[2].value, 1);
-}
-
 } // namespace
 } // namespace neutracer

@@ -188,7 +188,7 @@ std::size_t expect_valid_exposition(const std::string &text) {
 // nothing).
 TEST(OsMetrics, MatchesGoldenFile) {
   auto families = os_families(deterministic_views());
-  add_os_tracer_health(tracer_stats(), families);
+  families.push_back(os_network_source_family(tracer_stats()));
   test::expect_matches_golden(NEUTRACER_FIXTURES_DIR "/golden/os_metrics.prom", render(families));
 }
 
@@ -206,14 +206,8 @@ TEST(OsMetrics, TextWrittenStraightMatchesTheFamiliesRendered) {
 
 TEST(OsMetrics, RenderedTextIsValidExposition) {
   auto families = os_families(deterministic_views());
-  add_os_tracer_health(tracer_stats(), families);
+  families.push_back(os_network_source_family(tracer_stats()));
   EXPECT_EQ(expect_valid_exposition(render(families)), 1u); // the process with block IO
-  // Also next to the daemon's own families, which already have neutracer_bpf_map_update_errors.
-  auto all = daemon_families(DaemonHealth{}, 0);
-  auto os = os_families(deterministic_views());
-  all.insert(all.end(), os.begin(), os.end());
-  add_os_tracer_health(tracer_stats(), all);
-  EXPECT_EQ(expect_valid_exposition(render(all)), 1u);
 }
 
 TEST(OsMetrics, ValidatorRejectsBrokenText) {
@@ -389,34 +383,10 @@ TEST(OsMetrics, NegativeConnectionSumShowsZero) {
   EXPECT_EQ(family(families, "neutracer_process_tcp_connections").samples[0].value, 0);
 }
 
-TEST(OsMetrics, TracerHealthMergesIntoExistingMapErrors) {
-  auto families = daemon_families(DaemonHealth{}, 0);
-  const auto before = families.size();
-  add_os_tracer_health(tracer_stats(), families);
-  EXPECT_EQ(families.size(), before + 1); // only neutracer_os_network_source is new
-  const auto &maps = family(families, "neutracer_bpf_map_update_errors_total");
-  std::map<std::string, double> by_map;
-  for (const auto &sample : maps.samples)
-    by_map[label(sample.labels, "map")] = sample.value;
-  EXPECT_EQ(by_map, (std::map<std::string, double>{{"launches", 0},
-                                                   {"inflight", 0},
-                                                   {"launch_stacks", 0},
-                                                   {"os_traced", 1},
-                                                   {"os_counters", 2},
-                                                   {"os_threads", 3},
-                                                   {"os_io_inflight", 4},
-                                                   {"os_sockets", 5}}));
-}
-
-TEST(OsMetrics, TracerHealthAlone) {
-  std::vector<MetricFamily> families;
+TEST(OsMetrics, NetworkSource) {
   auto stats = tracer_stats();
   stats.network = OsTracerStats::NetworkSource::none;
-  add_os_tracer_health(stats, families);
-  ASSERT_EQ(families.size(), 2u);
-  EXPECT_EQ(families[0].name, "neutracer_bpf_map_update_errors_total");
-  EXPECT_EQ(families[0].samples.size(), 5u);
-  const auto &source = family(families, "neutracer_os_network_source");
+  const auto source = os_network_source_family(stats);
   std::map<std::string, double> by_source;
   for (const auto &sample : source.samples)
     by_source[label(sample.labels, "source")] = sample.value;

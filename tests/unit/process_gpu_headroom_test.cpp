@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The free memory the detectors see per process: that of the GPU holding most of its memory,
 // as NVML reports it, matched through the process's host GPU labels.
-#include "daemon/process_gpu_headroom.h"
+#include "collectors/process_gpu_headroom.h"
 
 #include <gtest/gtest.h>
 

@@ -101,17 +101,5 @@ TEST(ProcessGpuTimeMetrics, EveryFamilyWhileNvmlIsInUseNoneWithout) {
   EXPECT_TRUE(process_gpu_time_families(NvmlSnapshot{}, state).empty());
 }
 
-TEST(ProcessGpuTimeMetrics, ProcessUtilizationCollector) {
-  CollectorHealth health;
-  health.nvml = true;
-  health.nvml_process_utilization = false;
-  const auto f = collector_family(health);
-  ASSERT_EQ(f.samples.size(), 3u);
-  EXPECT_EQ(f.samples[2].labels, (Labels{{"collector", "nvml_process_utilization"}}));
-  EXPECT_EQ(f.samples[2].value, 0);
-  health.nvml_process_utilization.reset(); // no GPU supports it: no series
-  EXPECT_EQ(collector_family(health).samples.size(), 2u);
-}
-
 } // namespace
 } // namespace neutracer

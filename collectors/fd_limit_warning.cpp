@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/fd_limit_warning.h"
+#include "collectors/fd_limit_warning.h"
 
 #include <sys/resource.h>
 

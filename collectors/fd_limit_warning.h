@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/open_file_limit.h"
-#include "daemon/fd_budget.h"
+#include "collectors/fd_budget.h"
 
 namespace neutracer {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/process_gpu_headroom.h"
+#include "collectors/process_gpu_headroom.h"
 
 #include <string>
 
