@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Everything one daemon publishes after two scans of a fixture host (/metrics text and the
-// /api/v1 documents), compared with tests/fixtures/golden/daemon_outputs.txt. It pins the
+// /api/v1 documents), compared with tests/fixtures/golden/daemon_outputs.txt, and each
+// collector's series with tests/fixtures/golden/collectors/<name>.prom. It pins the
 // outputs across changes to how the loop is put together: a diff of that file shows exactly what
 // a change added or lost. Families are sorted by name and values that depend on time are masked.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -20,7 +24,9 @@
 #include "test_daemon.h"
 #include "fake_cuda_tracing.h"
 #include "golden_file.h"
+#include "exposition/text_sink.h"
 #include "http/content_encoding.h"
+#include "nvml/nvml_library.h"
 #include "temp_proc.h"
 
 namespace neutracer {
@@ -79,42 +85,81 @@ std::string normalized_json(const std::string &text) {
   return document.dump(1) + "\n";
 }
 
-TEST(DaemonOutputsGolden, TwoScansOfAFixtureHost) {
-  TempProc proc;
-  proc.copy_scenario("shared_library");
-  test::FakeTracing tracing;
-  tracing.depth = 8;
-  tracing.stacks[3] = {0x1234, 0x5678};
-  const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
-  const std::uint64_t start_100 = 123456 * ns_per_tick, start_200 = 234567 * ns_per_tick;
-  auto kept = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1 << 20}, {0x7e00000});
-  kept.stack_id = 3;
-  auto failed = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1ull << 40}, {}, 2);
-  failed.stack_id = 3;
-  tracing.events = {kept, failed,
-                    test::call_event(NT_API_MEMCPY_HTOD, 200, start_200, {0x7e00000, 0, 4096}),
-                    test::call_event(NT_API_STREAM_SYNCHRONIZE, 200, start_200, {0})};
-  tracing.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0},
-                      {200, start_200, NT_API_GRAPH_LAUNCH, 0xdef, 3, 0}};
-  Config config;
-  config.proc_root = proc.root().string();
-  config.alerts.journal = false;
-  config.gpu_health.read_kernel_log = false;
-  config.kubernetes.log_dir = (proc.root() / "no-pods").string();
-  MetricsPublisher publisher;
-  ServiceNotifier notifier;
-  test::TestDaemon loop(config, tracing, publisher, notifier);
-  loop.scan_once();
-  tracing.launches[0].count = 50;
-  loop.scan_once();
+// Two scans of a host with two CUDA processes (one in a Docker container), call stacks on, a
+// stand-in NVML with two GPUs and a stand-in kernel log that reports an Xid for one process.
+class FixtureHost : public ::testing::Test {
+protected:
+  FixtureHost() {
+    proc_.copy_scenario("shared_library");
+    tracing_.depth = 8;
+    tracing_.stacks[3] = {0x1234, 0x5678};
+    const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
+    const std::uint64_t start_100 = 123456 * ns_per_tick, start_200 = 234567 * ns_per_tick;
+    auto kept = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1 << 20}, {0x7e00000});
+    kept.stack_id = 3;
+    auto failed = test::call_event(NT_API_MEM_ALLOC, 100, start_100, {0, 1ull << 40}, {}, 2);
+    failed.stack_id = 3;
+    tracing_.events = {kept, failed,
+                       test::call_event(NT_API_MEMCPY_HTOD, 200, start_200, {0x7e00000, 0, 4096}),
+                       test::call_event(NT_API_STREAM_SYNCHRONIZE, 200, start_200, {0})};
+    tracing_.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0},
+                         {200, start_200, NT_API_GRAPH_LAUNCH, 0xdef, 3, 0}};
+    std::ofstream(proc_.root() / "kmsg") << "4,1,100,-;NVRM: Xid (PCI:0000:65:00): 79, old\n";
+    config_.proc_root = proc_.root().string();
+    config_.alerts.journal = false;
+    config_.gpu_health.kmsg_path = (proc_.root() / "kmsg").string();
+    config_.kubernetes.log_dir = (proc_.root() / "no-pods").string();
+    nvml_ = open_nvml(NEUTRACER_FAKE_NVML);
+  }
 
-  const auto snapshot = publisher.latest();
-  std::string outputs = "== /metrics\n" + normalized_metrics(inflate_text(*snapshot->metrics_deflated));
+  // The daemon after its two scans.
+  test::TestDaemon &run() {
+    daemon_.emplace(config_, tracing_, publisher_, notifier_, nullptr, nvml_.get());
+    daemon_->scan_once();
+    tracing_.launches[0].count = 50;
+    std::ofstream(proc_.root() / "kmsg", std::ios::app)
+        << "4,2,200,-;NVRM: Xid (PCI:0000:17:00): 31, pid=100, name=python3, Ch 00000008\n";
+    daemon_->scan_once();
+    return *daemon_;
+  }
+
+  TempProc proc_;
+  test::FakeTracing tracing_;
+  Config config_;
+  std::unique_ptr<NvmlApi> nvml_;
+  MetricsPublisher publisher_;
+  ServiceNotifier notifier_;
+  std::optional<test::TestDaemon> daemon_;
+};
+
+TEST_F(FixtureHost, EverythingPublishedMatchesTheGolden) {
+  run();
+  const auto snapshot = publisher_.latest();
+  std::string outputs =
+      "== /metrics\n" + normalized_metrics(inflate_text(*snapshot->metrics_deflated));
   outputs += "== /api/v1/kernels\n" + normalized_json(gunzip(*snapshot->kernels_json_gzip));
   outputs += "== /api/v1/processes\n" + normalized_json(gunzip(*snapshot->processes_json_gzip));
   outputs += "== /api/v1/alerts\n" + normalized_json(snapshot->alerts_json);
   test::expect_matches_golden(std::string(NEUTRACER_FIXTURES_DIR) + "/golden/daemon_outputs.txt",
                               outputs);
+}
+
+// Each collector's own series, in tests/fixtures/golden/collectors/<name>.prom.
+TEST_F(FixtureHost, EachCollectorsSeriesMatchItsGolden) {
+  auto &daemon = run();
+  std::set<std::string> names;
+  for (auto *collector : daemon.in_order()) {
+    std::string text;
+    TextSink sink(text);
+    collector->write(sink);
+    const std::string name(collector->name());
+    EXPECT_TRUE(names.insert(name).second) << name << " listed twice";
+    EXPECT_FALSE(text.empty()) << name << " wrote nothing";
+    test::expect_matches_golden(
+        std::string(NEUTRACER_FIXTURES_DIR) + "/golden/collectors/" + name + ".prom",
+        normalized_metrics(text));
+  }
+  EXPECT_EQ(names.size(), 7u);
 }
 
 } // namespace
