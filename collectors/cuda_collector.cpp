@@ -58,6 +58,21 @@ CudaCollectorSettings cuda_collector_settings(const Config &config) {
   return settings;
 }
 
+TracerSettings cuda_tracer_settings(const Config &config) {
+  TracerSettings tracing;
+  tracing.launch_map_entries = config.cuda.launch_map_entries;
+  tracing.ring_buffer_bytes = config.cuda.ring_buffer_bytes;
+  // Launch probes go per process only where some process is sampled or not counted: exact
+  // counting of every process probes the driver files system-wide, from a process's start.
+  tracing.per_process_launch_probes = !cuda_collector_settings(config).launches.all_exact();
+  if (config.stacks.enabled) {
+    tracing.stack_depth = config.stacks.max_depth;
+    tracing.stack_map_entries = config.stacks.map_entries;
+    tracing.launch_stack_every = config.stacks.launch_sample_every;
+  }
+  return tracing;
+}
+
 CudaCollector::CudaCollector(const CudaCollectorSettings &settings, CudaTracing &tracer,
                              SiteRecorder *sites)
     : settings_(settings), procfs_(settings.proc_root), tracer_(tracer), sites_(sites),

@@ -17,6 +17,7 @@
 #include "containers/docker_names.h"
 #include "containers/kubernetes_pods.h"
 #include "cuda/cuda_state.h"
+#include "cuda/cuda_tracer.h"
 #include "cuda/cuda_tracing.h"
 #include "cuda/launch_probes.h"
 #include "cuda/library_attacher.h"
@@ -42,6 +43,8 @@ struct CudaCollectorSettings {
 };
 // The config's cuda.*, metrics.*, kubernetes.* and web.max_connections keys.
 CudaCollectorSettings cuda_collector_settings(const Config &config);
+// The tracer's: map and ring buffer sizes, stacks.*, and whether launch probes go per process.
+TracerSettings cuda_tracer_settings(const Config &config);
 
 class CudaCollector final : public Collector, public EventSource {
 public:

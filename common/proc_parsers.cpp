@@ -107,9 +107,9 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   ProcStat stat;
   stat.comm = std::string(text.substr(open + 1, close - open - 1));
   std::string_view rest = text.substr(close + 1);
-  // Fields after comm start at field 3 (state).
+  // Fields after comm start at field 3 (state): index = field number - 3.
   std::vector<std::string_view> fields;
-  while (fields.size() < 20) {
+  while (fields.size() < 22) {
     const auto field = next_field(rest);
     if (field.empty())
       break;
@@ -118,16 +118,19 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   if (fields.size() < 20 || fields[0].size() != 1)
     return std::nullopt;
   stat.state = fields[0][0];
-  const auto utime = parse_number<std::uint64_t>(fields[11]);   // field 14
-  const auto stime = parse_number<std::uint64_t>(fields[12]);   // field 15
-  const auto threads = parse_number<std::uint64_t>(fields[17]); // field 20
-  const auto start = parse_number<std::uint64_t>(fields[19]);   // field 22
-  if (!utime || !stime || !threads || !start)
-    return std::nullopt;
-  stat.utime_ticks = *utime;
-  stat.stime_ticks = *stime;
-  stat.num_threads = *threads;
-  stat.start_ticks = *start;
+  const std::pair<int, std::uint64_t *> required[] = {
+      {10, &stat.minor_faults}, {12, &stat.major_faults}, {14, &stat.utime_ticks},
+      {15, &stat.stime_ticks},  {20, &stat.num_threads},  {22, &stat.start_ticks}};
+  for (const auto &[number, target] : required) {
+    const auto value = parse_number<std::uint64_t>(fields[number - 3]);
+    if (!value)
+      return std::nullopt;
+    *target = *value;
+  }
+  if (fields.size() > 20)
+    stat.vsize_bytes = parse_number<std::uint64_t>(fields[20]);
+  if (fields.size() > 21)
+    stat.rss_pages = parse_number<std::uint64_t>(fields[21]);
   return stat;
 }
 

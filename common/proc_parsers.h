@@ -26,16 +26,25 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line);
 // True for the CUDA driver library: libcuda.so, libcuda.so.1, libcuda.so.580.95.05.
 bool is_cuda_driver_library(std::string_view path);
 
+// The fields of /proc/<pid>/stat the daemon reads, for discovery, OS metrics and its own
+// process_* metrics (proc(5) field numbers).
 struct ProcStat {
-  std::string comm;
-  std::uint64_t start_ticks = 0; // field 22: clock ticks after boot
-  char state = '?';
-  std::uint64_t utime_ticks = 0;
-  std::uint64_t stime_ticks = 0;
-  std::uint64_t num_threads = 0;
+  std::string comm;               // 2
+  char state = '?';               // 3
+  std::uint64_t minor_faults = 0; // 10 minflt
+  std::uint64_t major_faults = 0; // 12 majflt
+  std::uint64_t utime_ticks = 0;  // 14
+  std::uint64_t stime_ticks = 0;  // 15
+  std::uint64_t num_threads = 0;  // 20
+  std::uint64_t start_ticks = 0;  // 22 starttime: clock ticks after boot
+  // 23 and 24, absent from a line cut after field 22; rss is signed in the kernel, and a
+  // negative value reads as absent.
+  std::optional<std::uint64_t> vsize_bytes;
+  std::optional<std::uint64_t> rss_pages;
 };
 
-// Parses /proc/<pid>/stat; comm may hold spaces and parentheses.
+// Parses /proc/<pid>/stat through field 22 at least. comm may hold spaces and parentheses:
+// fields are counted after the last ')'.
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 
 } // namespace neutracer

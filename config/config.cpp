@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 
+#include "common/text.h"
 #include "config/yaml_document.h"
 
 #include <yaml-cpp/yaml.h>
@@ -35,19 +36,10 @@ constexpr std::uint32_t kMaxLaunchMapEntries = 4194304;
 constexpr std::uint32_t kMinRingBufferBytes = 4096;
 constexpr std::uint32_t kMaxRingBufferBytes = 1073741824;
 
-constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
-                                                        "error", "critical", "off"};
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool all_digits(std::string_view text) {
-  if (text.empty())
-    return false;
-  for (char c : text)
-    if (!is_digit(c))
-      return false;
-  return true;
-}
+constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                        "error", "critical", "off"};
 
 // A dotted quad with decimal octets. Leading zeros are refused because some parsers
 // (inet_aton) read them as octal, so "010.0.0.1" would not mean what it appears to.

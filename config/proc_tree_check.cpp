@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/proc_tree_check.h"
 
+#include "common/text.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,11 +19,6 @@ namespace {
 struct DirCloser {
   void operator()(DIR *dir) const { ::closedir(dir); }
 };
-
-bool all_digits(std::string_view name) {
-  return !name.empty() &&
-         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 bool is_directory_entry(DIR *dir, const dirent &entry) {
   if (entry.d_type == DT_DIR)

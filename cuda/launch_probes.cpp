@@ -10,6 +10,13 @@
 
 namespace neutracer {
 
+bool LaunchProbeSettings::all_exact() const {
+  return mode == LaunchCounting::exact &&
+         std::ranges::all_of(rules, [](const LaunchRule &rule) {
+           return rule.mode == LaunchCounting::exact;
+         });
+}
+
 LaunchProbes::LaunchProbes(const LaunchProbeSettings &settings, CudaTracing &tracer,
                            const ProcFs &procfs, const CudaState &state,
                            std::function<bool(int)> gpu_saturated)

@@ -25,6 +25,9 @@ struct LaunchProbeSettings {
   LaunchCounting mode = LaunchCounting::exact;
   std::vector<LaunchRule> rules; // per-process modes by comm pattern
   LaunchSamplingSettings sampling;
+  // Whether every process is counted exactly: the launch probes can then attach system-wide,
+  // from a process's start; otherwise they go per process, gated per window.
+  bool all_exact() const;
 };
 
 class LaunchProbes {

@@ -89,20 +89,7 @@ int main(int argc, char **argv) {
     // A host that cannot trace stops here, with the reason and its exit code.
     require_kernel_btf();
     require_uprobe_permission();
-    // Launch probes go per process only where some process is sampled or not counted: exact
-    // counting of every process probes the driver files system-wide, from a process's start.
-    const bool some_not_exact = config.cuda.launch_counting != "exact" ||
-                                std::ranges::any_of(config.cuda.launch_rules, [](const auto &rule) {
-                                  return rule.second != "exact";
-                                });
-    TracerSettings tracing{config.cuda.launch_map_entries, config.cuda.ring_buffer_bytes,
-                           some_not_exact};
-    if (config.stacks.enabled) {
-      tracing.stack_depth = config.stacks.max_depth;
-      tracing.stack_map_entries = config.stacks.map_entries;
-      tracing.launch_stack_every = config.stacks.launch_sample_every;
-    }
-    CudaTracer tracer(tracing);
+    CudaTracer tracer(cuda_tracer_settings(config));
     // OS metrics are secondary: without their BPF programs the daemon still serves CUDA
     // metrics and the /proc-based OS figures.
     std::unique_ptr<OsTracer> os_tracer;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporters/self_metrics.h"
 
+#include "common/proc_parsers.h"
+
 #include <unistd.h>
 
 #include <charconv>
@@ -117,47 +119,18 @@ MetricFamily gauge_family(std::string name, std::string help, double value,
 
 std::optional<SelfProcessStats> parse_self_stat(std::string_view stat_text, long ticks_per_second,
                                                 long page_size, double boot_time_seconds) {
-  if (ticks_per_second <= 0 || page_size <= 0) {
+  if (ticks_per_second <= 0 || page_size <= 0)
     return std::nullopt;
-  }
-  // comm is free text chosen by the process and may itself contain ") ", so only the last ')'
-  // reliably ends it.
-  const std::size_t close = stat_text.rfind(')');
-  if (close == std::string_view::npos || stat_text.find('(') > close) {
+  const auto stat = parse_proc_stat(stat_text);
+  if (!stat || !stat->vsize_bytes || !stat->rss_pages)
     return std::nullopt;
-  }
-  std::string_view rest = stat_text.substr(close + 1);
-
-  // Indexes are relative to field 3 (state), i.e. proc(5) field number minus 3.
-  constexpr std::size_t kUtime = 11;      // field 14
-  constexpr std::size_t kStime = 12;      // field 15
-  constexpr std::size_t kNumThreads = 17; // field 20
-  constexpr std::size_t kStartTime = 19;  // field 22
-  constexpr std::size_t kVsize = 20;      // field 23
-  constexpr std::size_t kRss = 21;        // field 24
-  std::optional<double> fields[kRss + 1];
-  for (std::size_t i = 0; i <= kRss; ++i) {
-    const std::string_view token = next_token(rest);
-    if (token.empty()) {
-      return std::nullopt; // Truncated line.
-    }
-    if (i != 0) { // Field 3 is the state letter, not a number.
-      fields[i] = parse_integer(token);
-    }
-  }
-  for (std::size_t i : {kUtime, kStime, kNumThreads, kStartTime, kVsize, kRss}) {
-    if (!fields[i]) {
-      return std::nullopt;
-    }
-  }
-
   const double ticks = static_cast<double>(ticks_per_second);
   SelfProcessStats stats;
-  stats.cpu_seconds = (*fields[kUtime] + *fields[kStime]) / ticks;
-  stats.threads = *fields[kNumThreads];
-  stats.start_time_seconds = boot_time_seconds + *fields[kStartTime] / ticks;
-  stats.virtual_bytes = *fields[kVsize];
-  stats.resident_bytes = *fields[kRss] * static_cast<double>(page_size);
+  stats.cpu_seconds = static_cast<double>(stat->utime_ticks + stat->stime_ticks) / ticks;
+  stats.threads = static_cast<double>(stat->num_threads);
+  stats.start_time_seconds = boot_time_seconds + static_cast<double>(stat->start_ticks) / ticks;
+  stats.virtual_bytes = static_cast<double>(*stat->vsize_bytes);
+  stats.resident_bytes = static_cast<double>(*stat->rss_pages) * static_cast<double>(page_size);
   return stats;
 }
 

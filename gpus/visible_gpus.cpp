@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpus/visible_gpus.h"
 
+#include "common/text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
 
 namespace neutracer {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
 
 std::vector<std::string_view> split_commas(std::string_view list) {
   std::vector<std::string_view> parts;

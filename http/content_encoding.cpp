@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "http/content_encoding.h"
 
+#include "common/text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -8,14 +10,6 @@
 
 namespace neutracer {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size())

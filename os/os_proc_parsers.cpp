@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "os/os_proc_parsers.h"
 
+#include "common/proc_parsers.h"
+#include "common/text.h"
+
 #include <array>
 #include <charconv>
 
@@ -19,13 +22,7 @@ std::optional<std::uint64_t> parse_u64(std::string_view text) {
   return value;
 }
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos)
-    return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
+std::string_view trim_line(std::string_view text) { return trim(text, " \t\r\n"); }
 
 // Calls fn(key, value) for each "key: value" line; false when a line has no colon.
 template <typename Fn> bool for_each_key_value(std::string_view text, Fn &&fn) {
@@ -33,12 +30,12 @@ template <typename Fn> bool for_each_key_value(std::string_view text, Fn &&fn) {
     const auto end = text.find('\n');
     const auto line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (trim(line).empty())
+    if (trim_line(line).empty())
       continue;
     const auto colon = line.find(':');
     if (colon == std::string_view::npos)
       return false;
-    fn(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    fn(trim_line(line.substr(0, colon)), trim_line(line.substr(colon + 1)));
   }
   return true;
 }
@@ -46,52 +43,23 @@ template <typename Fn> bool for_each_key_value(std::string_view text, Fn &&fn) {
 } // namespace
 
 Parsed<ProcessStatFields> parse_process_stat(std::string_view text) {
-  const auto open = text.find('(');
-  const auto close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    return failure<ProcessStatFields>("stat: no (comm)");
-  // Fields 3..24 after the comm: index = field number - 3.
-  constexpr std::size_t kFields = 22;
-  std::array<std::string_view, kFields> fields;
-  std::string_view rest = text.substr(close + 1);
-  std::size_t count = 0;
-  while (count < kFields) {
-    const auto start = rest.find_first_not_of(" \n");
-    if (start == std::string_view::npos)
-      break;
-    rest.remove_prefix(start);
-    const auto end = rest.find_first_of(" \n");
-    fields[count++] = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
-  }
-  if (count < kFields)
-    return failure<ProcessStatFields>("stat: " + std::to_string(count + 2) +
-                                      " fields, need at least 24");
-  if (fields[0].size() != 1)
-    return failure<ProcessStatFields>("stat: bad state field '" + std::string(fields[0]) + "'");
-  ProcessStatFields stat;
-  stat.state = fields[0][0];
-  struct Field {
-    std::size_t number;
-    std::uint64_t *target;
-  };
-  const std::array<Field, 8> wanted = {{{10, &stat.minor_faults},
-                                        {12, &stat.major_faults},
-                                        {14, &stat.utime_ticks},
-                                        {15, &stat.stime_ticks},
-                                        {20, &stat.num_threads},
-                                        {22, &stat.start_ticks},
-                                        {23, &stat.vsize_bytes},
-                                        {24, &stat.rss_pages}}};
-  for (const auto &field : wanted) {
-    const auto value = parse_u64(fields[field.number - 3]);
-    if (!value)
-      return failure<ProcessStatFields>("stat: field " + std::to_string(field.number) +
-                                        " is not a non-negative number: '" +
-                                        std::string(fields[field.number - 3]) + "'");
-    *field.target = *value;
-  }
-  return {stat, {}};
+  const auto stat = parse_proc_stat(text);
+  if (!stat)
+    return failure<ProcessStatFields>("stat: not in proc(5)'s format (no comm, or a field up to 22 missing or not a "
+                                        "number)");
+  if (!stat->vsize_bytes || !stat->rss_pages)
+    return failure<ProcessStatFields>("stat: no vsize and rss (fields 23 and 24)");
+  ProcessStatFields fields;
+  fields.state = stat->state;
+  fields.minor_faults = stat->minor_faults;
+  fields.major_faults = stat->major_faults;
+  fields.utime_ticks = stat->utime_ticks;
+  fields.stime_ticks = stat->stime_ticks;
+  fields.num_threads = stat->num_threads;
+  fields.start_ticks = stat->start_ticks;
+  fields.vsize_bytes = *stat->vsize_bytes;
+  fields.rss_pages = *stat->rss_pages;
+  return {fields, {}};
 }
 
 Parsed<ProcIoCounters> parse_proc_io(std::string_view text) {
@@ -148,7 +116,7 @@ Parsed<ProcStatusFields> parse_proc_status(std::string_view text) {
           error = "status: " + std::string(name) + " without kB: '" + std::string(value) + "'";
         return std::nullopt;
       }
-      digits = trim(digits.substr(0, digits.size() - 2));
+      digits = trim_line(digits.substr(0, digits.size() - 2));
     }
     const auto parsed = parse_u64(digits);
     if (!parsed) {
@@ -166,8 +134,8 @@ Parsed<ProcStatusFields> parse_proc_status(std::string_view text) {
     const auto colon = line.find(':');
     if (colon == std::string_view::npos)
       continue;
-    const auto name = trim(line.substr(0, colon));
-    const auto value = trim(line.substr(colon + 1));
+    const auto name = trim_line(line.substr(0, colon));
+    const auto value = trim_line(line.substr(colon + 1));
     if (name == "VmRSS") {
       status.vm_rss_bytes = number(name, value, 1024);
     } else if (name == "VmSize") {
@@ -192,10 +160,10 @@ Parsed<ProcStatusFields> parse_proc_status(std::string_view text) {
 Parsed<std::vector<std::uint32_t>> parse_cpu_list(std::string_view text) {
   constexpr std::uint64_t kMaxCpus = 65536;
   std::vector<std::uint32_t> cpus;
-  text = trim(text);
+  text = trim_line(text);
   while (!text.empty()) {
     const auto comma = text.find(',');
-    const auto item = trim(text.substr(0, comma));
+    const auto item = trim_line(text.substr(0, comma));
     text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
     const auto dash = item.find('-');
     const auto first = parse_u64(item.substr(0, dash));

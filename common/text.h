@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Small text helpers the parsers of /proc, HTTP headers, the config and the environment share.
+#include <algorithm>
+#include <string_view>
+
+namespace neutracer {
+
+// `text` without leading and trailing `blanks` (spaces and tabs unless told).
+inline std::string_view trim(std::string_view text, std::string_view blanks = " \t") {
+  const auto first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos)
+    return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+// Whether `text` is one or more decimal digits.
+inline bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+} // namespace neutracer
