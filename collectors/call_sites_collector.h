@@ -14,7 +14,6 @@ namespace neutracer {
 
 struct Config;
 
-
 class CallSitesCollector final : public Collector {
 public:
   // Stacks are recorded when the config turns them on and the tracer collects them.

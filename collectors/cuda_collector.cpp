@@ -47,7 +47,8 @@ CudaCollectorSettings cuda_collector_settings(const Config &config) {
   launches.mode =
       parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive);
   for (const auto &[pattern, mode] : config.cuda.launch_rules)
-    launches.rules.push_back({pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
+    launches.rules.push_back(
+        {pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
   launches.sampling.max_rate = config.cuda.launch_max_rate;
   launches.sampling.period_ns = static_cast<std::uint64_t>(
       std::chrono::nanoseconds(config.cuda.launch_sample_period).count());
@@ -145,9 +146,8 @@ bool CudaCollector::scan() {
   if (scan_reads.hit() || attach_out_of_descriptors)
     report_fd_limit(discovery, attach_out_of_descriptors);
   const auto kept = state_.kernel_name_bytes();
-  name_bytes_released_ = kept < name_bytes && name_bytes - kept >= kTrimAfterReleasedNameBytes
-                             ? name_bytes - kept
-                             : 0;
+  name_bytes_released_ =
+      kept < name_bytes && name_bytes - kept >= kTrimAfterReleasedNameBytes ? name_bytes - kept : 0;
   return true;
 }
 

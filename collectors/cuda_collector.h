@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectors/collector.h"
+#include "collectors/fd_limit_warning.h"
 #include "common/process_image.h"
 #include "common/procfs.h"
 #include "containers/docker_names.h"
@@ -21,7 +22,6 @@
 #include "cuda/cuda_tracing.h"
 #include "cuda/launch_probes.h"
 #include "cuda/library_attacher.h"
-#include "collectors/fd_limit_warning.h"
 #include "exporters/bpf_map_metrics.h"
 #include "exporters/cuda_metrics.h"
 #include "exporters/series_settings.h"
@@ -103,7 +103,7 @@ private:
   KubernetesPodNames pod_names_;
   DockerContainerNames docker_names_; // names of containers outside Kubernetes
   FdLimitWarning fd_limit_warning_;
-  std::map<ProcessId, ProcessImage> images_; // of traced processes, to notice an exec
+  std::map<ProcessId, ProcessImage> images_;    // of traced processes, to notice an exec
   std::vector<LaunchStackCount> launch_stacks_; // this scan's read
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::map<ProcessId, std::vector<MemoryChange>> changes_;

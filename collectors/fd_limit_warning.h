@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "common/open_file_limit.h"
 #include "collectors/fd_budget.h"
+#include "common/open_file_limit.h"
 
 namespace neutracer {
 

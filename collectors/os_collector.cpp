@@ -54,9 +54,7 @@ void OsCollector::write(MetricSink &sink) const {
     sink.write({os_network_source_family(tracer_->stats())});
 }
 
-std::vector<SourceUp> OsCollector::sources() const {
-  return {{"os_tracer", tracer_ != nullptr}};
-}
+std::vector<SourceUp> OsCollector::sources() const { return {{"os_tracer", tracer_ != nullptr}}; }
 
 std::map<ProcessId, double> OsCollector::cpu_seconds() const {
   std::map<ProcessId, double> seconds;

@@ -11,8 +11,7 @@
 namespace neutracer {
 
 bool LaunchProbeSettings::all_exact() const {
-  return mode == LaunchCounting::exact &&
-         std::ranges::all_of(rules, [](const LaunchRule &rule) {
+  return mode == LaunchCounting::exact && std::ranges::all_of(rules, [](const LaunchRule &rule) {
            return rule.mode == LaunchCounting::exact;
          });
 }

@@ -66,7 +66,7 @@ private:
   LaunchCounting mode_;
   std::optional<LaunchScheduler> scheduler_;
   std::optional<NameProbeKeeper> names_;
-  double trap_seconds_ = 0;   // measured cost of a counted launch; 0: unknown
+  double trap_seconds_ = 0;    // measured cost of a counted launch; 0: unknown
   std::set<int> early_misses_; // PIDs whose early lookup failed since the last scan
 };
 

@@ -42,8 +42,8 @@ constexpr std::size_t kTrimAfterReleasedBytes = std::size_t{1} << 20;
 DaemonLoop::DaemonLoop(std::chrono::milliseconds scan_interval, std::vector<Collector *> collectors,
                        EventSource &events, MetricsPublisher &publisher, ServiceNotifier &notifier)
     : scan_interval_(scan_interval), collectors_(std::move(collectors)), events_(events),
-      publisher_(publisher), notifier_(notifier),
-      build_{kVersion, kRevision, kCompiler, libbpf_version()} {
+      publisher_(publisher),
+      notifier_(notifier), build_{kVersion, kRevision, kCompiler, libbpf_version()} {
   raise_open_file_limit();
 }
 
@@ -149,8 +149,8 @@ void DaemonLoop::run(const std::atomic<bool> &stop, const std::function<void()> 
     const auto deadline = events_.tick();
     const auto now_ns = monotonic_ns();
     if (deadline != UINT64_MAX)
-      wait = std::min(wait, std::chrono::milliseconds(
-                                deadline > now_ns ? (deadline - now_ns) / 1'000'000 : 0));
+      wait = std::min(
+          wait, std::chrono::milliseconds(deadline > now_ns ? (deadline - now_ns) / 1'000'000 : 0));
     // Short polls keep shutdown prompt; events are consumed as they come.
     events_.drain_events(
         std::clamp(wait, std::chrono::milliseconds(0), std::chrono::milliseconds(100)));

@@ -44,7 +44,7 @@ private:
   DaemonBuild build_;
   LoopStatus status_;
   std::map<std::string, bool> failing_; // collectors whose failure was logged, until they recover
-  std::size_t metrics_text_bytes_ = 0;   // size of the last rendered /metrics text
+  std::size_t metrics_text_bytes_ = 0;  // size of the last rendered /metrics text
 };
 
 } // namespace neutracer

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporters/call_site_metrics.h"
 
-
 namespace neutracer {
 
 std::vector<MetricFamily> call_site_families(std::uint64_t sites, std::uint64_t python_rejected) {

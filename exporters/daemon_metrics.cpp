@@ -12,8 +12,8 @@ void write_daemon_metrics(const DaemonBuild &build, const LoopStatus &status, Me
                {"compiler", build.compiler},
                {"libbpf", build.libbpf}},
               1);
-  sink.family("neutracer_scan_duration_seconds",
-              "Duration of the last /proc scan and map refresh.", MetricType::gauge);
+  sink.family("neutracer_scan_duration_seconds", "Duration of the last /proc scan and map refresh.",
+              MetricType::gauge);
   sink.sample({}, status.scan_seconds);
   sink.family("neutracer_scans_total", "/proc scans completed.", MetricType::counter);
   sink.sample({}, static_cast<double>(status.scans));

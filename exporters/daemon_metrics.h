@@ -21,8 +21,8 @@ struct DaemonBuild {
 // One collector in the last scan.
 struct CollectorRun {
   std::string name;
-  bool success = false;  // its scan finished and its source answered
-  double seconds = 0;    // its scan and the writing of its series
+  bool success = false; // its scan finished and its source answered
+  double seconds = 0;   // its scan and the writing of its series
 };
 
 // A data source behind a collector (neutracer_collector_up).

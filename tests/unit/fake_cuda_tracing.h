@@ -43,9 +43,10 @@ public:
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
-  void forget_kernel_functions(
-      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override {
-    std::erase_if(kernel_functions, [&](const auto &pair) { return gone(pair.first, pair.second); });
+  void
+  forget_kernel_functions(const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override {
+    std::erase_if(kernel_functions,
+                  [&](const auto &pair) { return gone(pair.first, pair.second); });
   }
   void delete_inflight_calls(const std::vector<InflightCall> &) override {}
   TracerStats stats() const override { return {}; }

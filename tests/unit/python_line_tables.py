@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""For tests/unit/python_line_table_test.cpp: the line of every instruction of every code object
+"""For tests/unit/pystacks/python_line_table_test.cpp: the line of every instruction of every code object
 of a few stdlib modules, as this interpreter reports it, next to the code object's line table.
 
 One line per code object: "<format> <co_firstlineno> <table hex, or -> <byte offset>:<line> ..."

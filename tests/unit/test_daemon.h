@@ -22,15 +22,15 @@ namespace neutracer::test {
 struct TestDaemon {
   // `journal` null: alerts reach only metrics and /api/v1/alerts. `nvml` null: NVML off.
   TestDaemon(const Config &config, CudaTracing &tracer, MetricsPublisher &publisher,
-             ServiceNotifier &notifier, JournalWriter *journal = nullptr, NvmlApi *nvml_api = nullptr)
+             ServiceNotifier &notifier, JournalWriter *journal = nullptr,
+             NvmlApi *nvml_api = nullptr)
       : journal_(journal), call_sites(config, tracer),
         cuda(cuda_collector_settings(config), tracer, call_sites.recorder()),
         nvml(nvml_api ? std::make_unique<NvmlCollector>(nvml_api, config.scan_interval, cuda)
                       : nullptr),
         os(config.proc_root, nullptr, SeriesSettings{config.metrics.process_histograms}, cuda),
         gpu_health(gpu_health_settings(config), cuda, nvml.get(), journal_),
-        detectors(detector_settings(config), cuda, os, nvml.get(), call_sites.recorder(),
-                  journal_),
+        detectors(detector_settings(config), cuda, os, nvml.get(), call_sites.recorder(), journal_),
         bpf_maps(nullptr, cuda), loop(config.scan_interval, in_order(), cuda, publisher, notifier) {
     if (nvml)
       cuda.use_gpu_saturation([this](int pid) { return nvml->saturated(pid); });

@@ -50,8 +50,8 @@ std::map<std::string, std::set<std::string>> build_layers(const std::string &cma
 }
 
 // Folder -> the layers its row's last column names.
-std::map<std::string, std::set<std::string>>
-documented_layers(const std::string &doc, const std::set<std::string> &names) {
+std::map<std::string, std::set<std::string>> documented_layers(const std::string &doc,
+                                                               const std::set<std::string> &names) {
   std::map<std::string, std::set<std::string>> rows;
   const std::regex row(R"(\n\| `([a-z_]+)/` \|.*\| ([^|\n]*) \|)");
   for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator();

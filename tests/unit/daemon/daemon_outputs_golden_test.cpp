@@ -9,25 +9,25 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <map>
-#include <set>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "call_event.h"
-#include "test_daemon.h"
+#include "exposition/text_sink.h"
 #include "fake_cuda_tracing.h"
 #include "golden_file.h"
-#include "exposition/text_sink.h"
 #include "http/content_encoding.h"
 #include "nvml/nvml_library.h"
 #include "temp_proc.h"
+#include "test_daemon.h"
 
 namespace neutracer {
 namespace {
@@ -67,8 +67,8 @@ std::string normalized_metrics(const std::string &text) {
 // A JSON document with the values of time-dependent keys masked, pretty-printed.
 std::string normalized_json(const std::string &text) {
   auto document = nlohmann::json::parse(text);
-  const std::set<std::string> kTimes = {"time", "since", "started", "updated", "at", "time_ns",
-                                        "first_seen", "last_seen", "start_time"};
+  const std::set<std::string> kTimes = {"time",    "since",      "started",   "updated",   "at",
+                                        "time_ns", "first_seen", "last_seen", "start_time"};
   std::function<void(nlohmann::json &)> mask = [&](nlohmann::json &value) {
     if (value.is_object()) {
       for (auto &[key, item] : value.items())
@@ -155,9 +155,9 @@ TEST_F(FixtureHost, EachCollectorsSeriesMatchItsGolden) {
     const std::string name(collector->name());
     EXPECT_TRUE(names.insert(name).second) << name << " listed twice";
     EXPECT_FALSE(text.empty()) << name << " wrote nothing";
-    test::expect_matches_golden(
-        std::string(NEUTRACER_FIXTURES_DIR) + "/golden/collectors/" + name + ".prom",
-        normalized_metrics(text));
+    test::expect_matches_golden(std::string(NEUTRACER_FIXTURES_DIR) + "/golden/collectors/" + name +
+                                    ".prom",
+                                normalized_metrics(text));
   }
   EXPECT_EQ(names.size(), 7u);
 }
