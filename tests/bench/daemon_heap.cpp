@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/daemon_loop.h"
+#include "tests/unit/test_daemon.h"
 #include "daemon/http_routes.h"
 #include "http/content_encoding.h"
 #include "http/http_rejections.h"
@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
   std::printf("%d processes x %d kernels, %d per scan, then %d scans\n", procs, kernels, arriving,
               scans);
   {
-    DaemonLoop loop(config, tracing, publisher, notifier, nullptr, nullptr);
+    test::TestDaemon loop(config, tracing, publisher, notifier);
     int arrived = 0;
     for (int scan = 1, steady = 0; steady < scans; ++scan) {
       if (arrived < procs) {
