@@ -27,18 +27,19 @@ void write_daemon_metrics(const DaemonBuild &build, const LoopStatus &status, Me
               MetricType::gauge);
   for (const auto &source : status.sources)
     sink.sample({{"collector", source.name}}, source.up ? 1.0 : 0.0);
-  sink.family("neutracer_collector_success",
-              "1 if the collector's last scan succeeded: it finished and its source answered "
-              "(the daemon's log says why not). A collector turned off in the config has no "
-              "series.",
-              MetricType::gauge);
-  for (const auto &run : status.collectors)
-    sink.sample({{"collector", run.name}}, run.success ? 1.0 : 0.0);
-  sink.family("neutracer_collector_duration_seconds",
-              "Time the collector's last scan and the writing of its series took.",
-              MetricType::gauge);
-  for (const auto &run : status.collectors)
-    sink.sample({{"collector", run.name}}, run.seconds);
+  const auto per_collector = [&](const char *name, const char *help, auto value) {
+    sink.family(name, help, MetricType::gauge);
+    for (const auto &run : status.collectors)
+      sink.sample({{"collector", run.name}}, value(run));
+  };
+  per_collector("neutracer_collector_success",
+                "1 if the collector's last scan succeeded: it finished and its source answered "
+                "(the daemon's log says why not). A collector turned off in the config has no "
+                "series.",
+                [](const CollectorRun &run) { return run.success ? 1.0 : 0.0; });
+  per_collector("neutracer_collector_duration_seconds",
+                "Time the collector's last scan and the writing of its series took.",
+                [](const CollectorRun &run) { return run.seconds; });
 }
 
 } // namespace neutracer

@@ -46,27 +46,30 @@ void write_launch_counting_metrics(std::string_view mode, const CudaState &state
     }
     shares.push_back(std::move(share));
   }
-  sink.family("neutracer_cuda_launch_sampling_ratio",
-              "Share of each sampling period in which the process's launches are "
-              "counted now: 1 = every launch, below 1 = launch totals are scaled "
-              "estimates, 0 = not counted.",
-              MetricType::gauge);
-  for (const auto &share : shares)
-    sink.sample(share.labels, share.window);
-  sink.family("neutracer_cuda_launch_counted_time_ratio",
-              "Share of the time since discovery in which the process's launches were "
-              "counted.",
-              MetricType::gauge);
-  for (const auto &share : shares)
-    sink.sample(share.labels, share.counted);
-  sink.family("neutracer_cuda_launch_estimate_relative_error",
-              "95 % bound on the relative error of the process's launch totals: 0 when every "
-              "launch was counted, 1 when no bound is known yet (fewer than three sampled "
-              "windows); the spread of the window rates plus the share of window time the "
-              "counted launches' traps took.",
-              MetricType::gauge);
-  for (const auto &share : shares)
-    sink.sample(share.labels, share.error);
+  const struct {
+    const char *name;
+    const char *help;
+    double Shares::*value;
+  } families[] = {
+      {"neutracer_cuda_launch_sampling_ratio",
+       "Share of each sampling period in which the process's launches are counted now: 1 = "
+       "every launch, below 1 = launch totals are scaled estimates, 0 = not counted.",
+       &Shares::window},
+      {"neutracer_cuda_launch_counted_time_ratio",
+       "Share of the time since discovery in which the process's launches were counted.",
+       &Shares::counted},
+      {"neutracer_cuda_launch_estimate_relative_error",
+       "95 % bound on the relative error of the process's launch totals: 0 when every launch "
+       "was counted, 1 when no bound is known yet (fewer than three sampled windows); the "
+       "spread of the window rates plus the share of window time the counted launches' traps "
+       "took.",
+       &Shares::error},
+  };
+  for (const auto &family : families) {
+    sink.family(family.name, family.help, MetricType::gauge);
+    for (const auto &share : shares)
+      sink.sample(share.labels, share.*family.value);
+  }
 }
 
 std::vector<MetricFamily> launch_counting_families(std::string_view mode, const CudaState &state,
