@@ -198,20 +198,24 @@ void CudaCollector::forget(const std::vector<ProcessId> &removed, LaunchCounts &
 // and calls must not carry over. Whatever the new image did before this scan noticed it is
 // dropped with them (never counted twice; the BPF keys cannot tell the two images apart).
 void CudaCollector::forget_replaced_images(LaunchCounts &launches, InflightCalls &inflight) {
-  std::vector<ProcessId> replaced;
+  std::vector<ProcessId> replaced, exited;
   for (auto it = images_.begin(); it != images_.end();) {
     if (!it->second.replaced()) {
       ++it;
       continue;
     }
-    replaced.push_back(it->first);
+    // The same PID and start time still there: an exec, not an exit.
+    const auto &id = it->first;
+    (process_start_ticks(procfs_, id.pid) == id.start_ticks ? replaced : exited).push_back(id);
     it = images_.erase(it);
   }
+  for (const auto &id : replaced)
+    spdlog::debug("pid {} exec'd a new program: its CUDA state starts over", id.pid);
+  state_.forget_images(replaced, true);
+  state_.forget_images(exited);
+  replaced.insert(replaced.end(), exited.begin(), exited.end());
   if (replaced.empty())
     return;
-  for (const auto &id : replaced)
-    spdlog::debug("pid {} exec'd or exited: its CUDA state starts over", id.pid);
-  state_.forget_images(replaced);
   forget(replaced, launches, inflight);
 }
 

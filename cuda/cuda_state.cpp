@@ -559,10 +559,10 @@ void CudaState::set_visible_gpus(const ProcessId &id, std::vector<std::string> l
   it->second.kernels_stale = true; // gpu labels of its series
 }
 
-void CudaState::forget_images(const std::vector<ProcessId> &ids) {
+void CudaState::forget_images(const std::vector<ProcessId> &ids, bool replaced) {
   for (const auto &id : ids)
     if (const auto it = processes_.find(id); it != processes_.end()) {
-      exited_.push_back({id, it->second.comm, it->second.gpu_bytes_in_use()});
+      exited_.push_back({id, it->second.comm, it->second.gpu_bytes_in_use(), replaced});
       forget(it);
     }
 }

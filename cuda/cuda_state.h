@@ -179,6 +179,8 @@ struct ExitedProcess {
   ProcessId id;
   std::string comm;
   std::uint64_t gpu_bytes_in_use = 0;
+  // The process lives on with a new program (exec): its CUDA state went with the old image.
+  bool replaced = false;
 };
 
 // Kernel names kept: per process at least this many (and never fewer than
@@ -230,9 +232,10 @@ public:
   std::vector<ProcessId> processes_without_visible_gpus() const;
   void set_visible_gpus(const ProcessId &id, std::vector<std::string> labels);
 
-  // Forgets processes whose image an exec replaced (same PID and start time): the new image
-  // starts from nothing.
-  void forget_images(const std::vector<ProcessId> &ids);
+  // Forgets processes whose image is gone: an exec replaced it (same PID and start time; the
+  // new image starts from nothing), or the process exited before a scan saw it go.
+  // `replaced`: the processes live on with a new program (exec); otherwise they exited.
+  void forget_images(const std::vector<ProcessId> &ids, bool replaced = false);
 
   // Processes forgotten by update_processes or forget_images since the last call.
   std::vector<ExitedProcess> take_exited();

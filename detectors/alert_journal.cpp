@@ -52,12 +52,14 @@ JournalEntry exit_journal_entry(const ExitedProcess &exited) {
   JournalEntry entry;
   entry.message_id = std::string(kExitWithMemoryMessageId);
   entry.priority = 6; // info
-  entry.message = exited.comm + " (pid " + std::to_string(exited.id.pid) + ") exited holding " +
+  entry.message = exited.comm + " (pid " + std::to_string(exited.id.pid) + ") " +
+                  (exited.replaced ? "exec'd a new program" : "exited") + " holding " +
                   std::to_string(exited.gpu_bytes_in_use) +
                   " bytes of GPU memory; the driver frees them";
   entry.fields = {{"TARGET_PID", std::to_string(exited.id.pid)},
                   {"TARGET_COMM", exited.comm},
-                  {"GPU_BYTES_IN_USE", std::to_string(exited.gpu_bytes_in_use)}};
+                  {"GPU_BYTES_IN_USE", std::to_string(exited.gpu_bytes_in_use)},
+                  {"REPLACED", exited.replaced ? "1" : "0"}};
   return entry;
 }
 

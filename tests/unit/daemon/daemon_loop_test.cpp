@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <spdlog/sinks/ostream_sink.h>
@@ -340,6 +341,41 @@ TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
   std::map<std::string, std::string> fields(oom->fields.begin(), oom->fields.end());
   EXPECT_EQ(fields.at("TARGET_CODE_LOCATION"), "0x1234");
   EXPECT_NE(oom->message.find(" at 0x1234"), std::string::npos) << oom->message;
+}
+
+// An exec keeps the PID and start time: the old program's memory is said to go with an exec,
+// not an exit (issue 33).
+TEST_F(DaemonLoopTest, AnExecIsToldApartFromAnExit) {
+  const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
+  tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000})};
+  RecordingJournal journal;
+  Config c = config("exact");
+  c.alerts.journal = true;
+  test::TestDaemon loop(c, tracing_, publisher_, notifier_, &journal);
+  loop.scan_once();
+  // The image the daemon holds open reads empty once it is gone; the stat stays (same process).
+  std::ofstream(proc_.root() / "100" / "maps", std::ios::trunc).flush();
+  loop.scan_once();
+  const auto exit = std::find_if(journal.entries.begin(), journal.entries.end(), [](const auto &e) {
+    return e.message_id == "52f525da51814e438c19d93e726f2bcd";
+  });
+  ASSERT_NE(exit, journal.entries.end());
+  EXPECT_NE(exit->message.find("python3 (pid 100) exec'd a new program holding 1048576 bytes"),
+            std::string::npos)
+      << exit->message;
+  std::map<std::string, std::string> fields(exit->fields.begin(), exit->fields.end());
+  EXPECT_EQ(fields.at("REPLACED"), "1");
+
+  // Gone altogether: an exit.
+  std::filesystem::remove_all(proc_.root() / "200");
+  tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 200,
+                                      kStartTicksOf200 * (1'000'000'000ull / sysconf(_SC_CLK_TCK)),
+                                      {0, 4096}, {0x9e00000})};
+  loop.scan_once();
+  loop.scan_once();
+  ASSERT_EQ(journal.entries.back().message_id, "52f525da51814e438c19d93e726f2bcd");
+  EXPECT_NE(journal.entries.back().message.find("(pid 200) exited holding"), std::string::npos)
+      << journal.entries.back().message;
 }
 
 TEST_F(DaemonLoopTest, StacksOffInTheConfigRecordNoSites) {
