@@ -83,8 +83,8 @@ void DetectorCollector::note_exits() {
       continue;
     ++delivery_.exited_holding_memory;
     delivery_.bytes_held_at_exit += exited.gpu_bytes_in_use;
-    spdlog::info("{} (pid {}) {} holding {} bytes of GPU memory (freed by the driver)",
-                 exited.comm, exited.id.pid, exited.replaced ? "exec'd a new program" : "exited",
+    spdlog::info("{} (pid {}) {} holding {} bytes of GPU memory (freed by the driver)", exited.comm,
+                 exited.id.pid, exited.replaced ? "exec'd a new program" : "exited",
                  exited.gpu_bytes_in_use);
     journal_.write(exit_journal_entry(exited));
   }
