@@ -44,11 +44,9 @@ CudaCollectorSettings cuda_collector_settings(const Config &config) {
   settings.throughput_window_seconds =
       std::chrono::duration<double>(config.cuda.throughput_window).count();
   auto &launches = settings.launches;
-  launches.mode =
-      parse_launch_counting(config.cuda.launch_counting).value_or(LaunchCounting::adaptive);
+  launches.mode = config.cuda.launch_counting;
   for (const auto &[pattern, mode] : config.cuda.launch_rules)
-    launches.rules.push_back(
-        {pattern, parse_launch_counting(mode).value_or(LaunchCounting::adaptive)});
+    launches.rules.push_back({pattern, mode});
   launches.sampling.max_rate = config.cuda.launch_max_rate;
   launches.sampling.period_ns = static_cast<std::uint64_t>(
       std::chrono::nanoseconds(config.cuda.launch_sample_period).count());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/cli.h"
 
+#include "config/config_keys.h"
 #include "config/proc_tree_check.h"
 
 #include <fcntl.h>
@@ -8,12 +9,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <exception>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace neutracer {
 namespace {
@@ -48,45 +51,34 @@ private:
   int fd_;
 };
 
-enum class Flag {
-  config,
-  listen,
-  scan_interval,
-  log_level,
-  log_format,
-  proc_root,
-  check_config,
-  version,
-  help
-};
+// The flags that are not config keys; those of keys come from their rows (config_keys.h).
+enum class Command { config, check_config, version, help };
 
-struct FlagSpec {
+struct CommandFlag {
   std::string_view name;
-  Flag flag;
+  Command command;
   bool takes_value;
-  std::string_view canonical = {}; // for an alias: the flag it stands for
 };
 
-constexpr FlagSpec kFlags[] = {
-    {"--config", Flag::config, true},
-    {"--listen", Flag::listen, true},
-    {"--web.listen-address", Flag::listen, true, "--listen"},
-    {"--scan-interval", Flag::scan_interval, true},
-    {"--log-level", Flag::log_level, true},
-    {"--log.level", Flag::log_level, true, "--log-level"},
-    {"--log-format", Flag::log_format, true},
-    {"--log.format", Flag::log_format, true, "--log-format"},
-    {"--proc-root", Flag::proc_root, true},
-    {"--check-config", Flag::check_config, false},
-    {"--version", Flag::version, false},
-    {"--help", Flag::help, false},
-    {"-h", Flag::help, false},
+constexpr CommandFlag kCommandFlags[] = {
+    {"--config", Command::config, true},    {"--check-config", Command::check_config, false},
+    {"--version", Command::version, false}, {"--help", Command::help, false},
+    {"-h", Command::help, false},
 };
 
-const FlagSpec *find_flag(std::string_view name) {
-  for (const FlagSpec &spec : kFlags)
-    if (spec.name == name)
-      return &spec;
+const CommandFlag *find_command_flag(std::string_view name) {
+  for (const CommandFlag &flag : kCommandFlags)
+    if (flag.name == name)
+      return &flag;
+  return nullptr;
+}
+
+// The key whose flag (or its alias) is `name`, or nullptr.
+const ConfigKey *find_key_flag(std::string_view name) {
+  for (const ConfigKey &row : config_keys())
+    if (row.flag &&
+        (row.flag->name == name || (!row.flag->alias.empty() && row.flag->alias == name)))
+      return &row;
   return nullptr;
 }
 
@@ -109,7 +101,46 @@ std::string flag_problem(std::string_view flag, std::string_view value, std::str
          "': " + std::string(problem);
 }
 
+// One option of --help: the flag, then its text from column 28, wrapped at 92 columns;
+// `note` (alias and default) is kept on one line.
+std::string help_line(const std::string &flag, const std::string &what,
+                      const std::string &note = {}) {
+  constexpr std::size_t kColumn = 28;
+  constexpr std::size_t kWidth = 92;
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  while (start < what.size()) {
+    const std::size_t end = std::min(what.find(' ', start), what.size());
+    if (end > start)
+      words.push_back(what.substr(start, end - start));
+    start = end + 1;
+  }
+  if (!note.empty())
+    words.push_back(note);
+  std::string line = "  " + flag;
+  line += std::string(line.size() < kColumn ? kColumn - line.size() : 1, ' ');
+  std::string out;
+  bool first_word = true;
+  for (const std::string &word : words) {
+    if (!first_word && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = std::string(kColumn, ' ');
+      first_word = true;
+    }
+    line += (first_word ? "" : " ") + word;
+    first_word = false;
+  }
+  return out + line + "\n";
+}
+
 } // namespace
+
+std::optional<std::string> CliOptions::setting(std::string_view key) const {
+  const auto found = settings.find(key);
+  if (found == settings.end())
+    return std::nullopt;
+  return found->second.value;
+}
 
 CliResult parse_cli(int argc, const char *const *argv) {
   try {
@@ -126,11 +157,13 @@ CliResult parse_cli(int argc, const char *const *argv) {
         name = arg.substr(0, eq);
         value = std::string(arg.substr(eq + 1));
       }
-      const FlagSpec *spec = find_flag(name);
-      if (spec == nullptr)
+      const CommandFlag *command = find_command_flag(name);
+      const ConfigKey *key = command == nullptr ? find_key_flag(name) : nullptr;
+      if (command == nullptr && key == nullptr)
         return cli_error("unknown option '" + std::string(name) + "'");
 
-      if (!spec->takes_value) {
+      const bool takes_value = key != nullptr || command->takes_value;
+      if (!takes_value) {
         if (value)
           return cli_error("option '" + std::string(name) + "' does not take a value");
       } else if (!value) {
@@ -141,43 +174,28 @@ CliResult parse_cli(int argc, const char *const *argv) {
           return cli_error("option '" + std::string(name) + "' requires a value");
         value = std::string(argv[++i]);
       }
-      if (spec->takes_value && value->empty())
+      if (takes_value && value->empty())
         return cli_error("option '" + std::string(name) + "' requires a non-empty value");
-      const std::string canonical(spec->canonical.empty() ? spec->name : spec->canonical);
-      options.spelled_as[canonical] = std::string(name);
 
-      switch (spec->flag) {
-      case Flag::config:
+      if (key != nullptr) {
+        // The syntax now (a duration without unit), the range with the file's values later.
+        Config scratch;
+        if (auto problem = key->read_text(*value, scratch))
+          return cli_error("option '" + std::string(name) + "': " + *problem);
+        options.settings[std::string(key->name)] = FlagSetting{*value, std::string(name)};
+        continue;
+      }
+      switch (command->command) {
+      case Command::config:
         options.config_path = *value;
         break;
-      case Flag::listen:
-        options.listen = *value;
-        break;
-      case Flag::scan_interval: {
-        std::optional<std::chrono::milliseconds> interval = parse_duration(*value);
-        if (!interval)
-          return cli_error("option '--scan-interval': invalid duration '" + *value +
-                           "': expected a positive number with unit ms, s, m or h (e.g. 500ms, "
-                           "2s, 1m)");
-        options.scan_interval = *interval;
-        break;
-      }
-      case Flag::log_level:
-        options.log_level = *value;
-        break;
-      case Flag::log_format:
-        options.log_format = *value;
-        break;
-      case Flag::proc_root:
-        options.proc_root = *value;
-        break;
-      case Flag::check_config:
+      case Command::check_config:
         options.check_config = true;
         break;
-      case Flag::version:
+      case Command::version:
         options.version = true;
         break;
-      case Flag::help:
+      case Command::help:
         options.help = true;
         break;
       }
@@ -190,45 +208,33 @@ CliResult parse_cli(int argc, const char *const *argv) {
 
 std::string usage_text() {
   const Config defaults;
-  // Defaults are printed from Config so the help text cannot drift from the code.
   std::string text;
   text += "Usage: neutracerd [OPTIONS]\n";
   text += "Prometheus exporter for GPU processes on this host.\n\n";
   text += "Options (a flag overrides the same setting in the config file):\n";
-  text += "  --config PATH             YAML config file (default: ";
-  text += kDefaultConfigPath;
-  text += ", skipped if absent)\n";
-  text += "  --listen HOST:PORT        address for /metrics: IPv4, localhost, :PORT for every\n"
-          "                            interface, [IPv6]:PORT where civetweb has IPv6\n"
-          "                            (alias --web.listen-address; default: " +
-          defaults.listen + ")\n";
-  text += "  --scan-interval DURATION  how often to scan for processes, 100ms..1h (default: " +
-          format_duration(defaults.scan_interval) + ")\n";
-  text += "  --log-level LEVEL         trace, debug, info, warn, error, critical, off "
-          "(alias --log.level; default: " +
-          defaults.log_level + ")\n";
-  text += "  --log-format FORMAT       logfmt or json lines on stderr; under systemd the\n"
-          "                            journal gets each record with its priority\n"
-          "                            (alias --log.format; default: " +
-          defaults.log_format + ")\n";
-  text += "  --proc-root PATH          procfs mount to read, for tests and containers "
-          "(default: " +
-          defaults.proc_root + ")\n";
-  text += "  --check-config            validate the configuration and exit "
-          "(default: off)\n";
-  text += "  --version                 print the version and exit (default: off)\n";
-  text += "  -h, --help                print this help and exit (default: off)\n";
+  text += help_line("--config PATH", std::string("YAML config file (default: ") +
+                                         kDefaultConfigPath + ", skipped if absent)");
+  // Defaults are printed from Config so the help text cannot drift from the code.
+  for (const ConfigKey &row : config_keys()) {
+    if (!row.flag)
+      continue;
+    const KeyFlag &flag = *row.flag;
+    std::string note = "(";
+    if (!flag.alias.empty())
+      note += "alias " + std::string(flag.alias) + "; ";
+    note += "default: " + row.show(defaults) + ")";
+    text += help_line(std::string(flag.name) + " " + std::string(flag.placeholder),
+                      std::string(flag.usage), note);
+  }
+  text += help_line("--check-config", "validate the configuration and exit (default: off)");
+  text += help_line("--version", "print the version and exit (default: off)");
+  text += help_line("-h, --help", "print this help and exit (default: off)");
   text += "\nFlags accept both --flag VALUE and --flag=VALUE. Durations use ms, s, m or h "
-          "(e.g. 500ms, 2s, 1.5m).\n";
+          "(e.g. 500ms, 2s, 1.5m).\nEvery setting: docs/configuration.md.\n";
   return text;
 }
 
 ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read_file) {
-  // The flag as the user spelled it, so an error names what they typed.
-  const auto spelled = [&cli](const std::string &canonical) {
-    const auto found = cli.spelled_as.find(canonical);
-    return found == cli.spelled_as.end() ? canonical : found->second;
-  };
   try {
     const bool explicit_path = cli.config_path.has_value();
     const std::string path = explicit_path ? *cli.config_path : std::string(kDefaultConfigPath);
@@ -250,31 +256,16 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
       return fail(path + ": config file not found");
     }
 
-    // Check each flag on its own first so the message names the flag, not a config key.
-    if (cli.listen) {
-      if (auto problem = check_listen_address(*cli.listen))
-        return fail(flag_problem(spelled("--listen"), *cli.listen, *problem));
-      config.listen = *cli.listen;
-    }
-    if (cli.scan_interval) {
-      if (auto problem = check_scan_interval(*cli.scan_interval))
-        return fail(flag_problem("--scan-interval", format_duration(*cli.scan_interval), *problem));
-      config.scan_interval = *cli.scan_interval;
-    }
-    if (cli.log_level) {
-      if (auto problem = check_log_level(*cli.log_level))
-        return fail(flag_problem(spelled("--log-level"), *cli.log_level, *problem));
-      config.log_level = *cli.log_level;
-    }
-    if (cli.log_format) {
-      if (auto problem = check_log_format(*cli.log_format))
-        return fail(flag_problem(spelled("--log-format"), *cli.log_format, *problem));
-      config.log_format = *cli.log_format;
-    }
-    if (cli.proc_root) {
-      if (auto problem = check_proc_root(*cli.proc_root))
-        return fail(flag_problem("--proc-root", *cli.proc_root, *problem));
-      config.proc_root = *cli.proc_root;
+    // Each flag on its own first, so that the message names the flag rather than the key.
+    for (const auto &[name, setting] : cli.settings) {
+      const ConfigKey *key = find_config_key(name);
+      if (key == nullptr)
+        return fail("no configuration key " + name);
+      auto problem = key->read_text(setting.value, config);
+      if (!problem)
+        problem = key->check(config);
+      if (problem)
+        return fail(flag_problem(setting.spelled, setting.value, *problem));
     }
 
     if (std::optional<ConfigError> error = validate_config(config))
@@ -282,8 +273,10 @@ ConfigResult load_effective_config(const CliOptions &cli, const FileReader &read
     // Last, as it reads the file system: a proc_root that holds no processes would run a
     // daemon that traces nothing yet reports healthy.
     if (auto problem = check_proc_tree(config.proc_root))
-      return fail(
-          flag_problem(cli.proc_root ? "--proc-root" : "proc_root", config.proc_root, *problem));
+      return fail(flag_problem(cli.settings.contains("proc_root")
+                                   ? cli.settings.find("proc_root")->second.spelled
+                                   : std::string("proc_root"),
+                               config.proc_root, *problem));
     return ConfigResult{config, std::nullopt};
   } catch (const std::exception &e) {
     return fail(std::string("cannot load the configuration: ") + e.what());

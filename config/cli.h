@@ -6,24 +6,30 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 
 namespace neutracer {
 
+// A config key set by a flag: its text, and the flag as the user spelled it (for messages).
+struct FlagSetting {
+  std::string value;
+  std::string spelled;
+};
+
 // What the command line asked for; unset options leave the file's (or default) value alone.
 struct CliOptions {
   std::optional<std::string> config_path;
-  std::optional<std::string> listen;
-  std::optional<std::chrono::milliseconds> scan_interval;
-  std::optional<std::string> log_level;
-  std::optional<std::string> log_format;
-  std::optional<std::string> proc_root;
-  // Canonical flag ("--listen") -> the spelling given ("--web.listen-address"), for messages.
-  std::map<std::string, std::string> spelled_as;
+  // Config key ("scan_interval") -> what its flag (--scan-interval) said; a repeated flag keeps
+  // its last value. Which keys have flags is said by their rows in config_keys.h.
+  std::map<std::string, FlagSetting, std::less<>> settings;
   bool check_config = false;
   bool version = false;
   bool help = false;
+
+  // The text given for `key`, or nullopt.
+  std::optional<std::string> setting(std::string_view key) const;
 };
 
 // Exactly one of `options` and `error` is set.
@@ -34,12 +40,13 @@ struct CliResult {
 
 // Parses argv (argv[0] is the program name). Accepts "--flag value" and "--flag=value"; a
 // repeated flag keeps its last value. The Prometheus exporters' spellings are aliases:
-// --web.listen-address (--listen), --log.level (--log-level), --log.format (--log-format). Unknown flags, missing or empty values, positional
-// arguments and malformed durations are errors. Values other than durations are checked later
-// by load_effective_config. Never throws.
+// --web.listen-address (--listen), --log.level (--log-level), --log.format (--log-format).
+// Unknown flags, missing or empty values, positional arguments and values of the wrong syntax
+// (a duration without unit) are errors; ranges are checked by load_effective_config. Never
+// throws.
 CliResult parse_cli(int argc, const char *const *argv);
 
-// The --help text: one line per flag with its default.
+// The --help text: each flag with its default (the config keys' flags from their rows).
 std::string usage_text();
 
 // Reads a whole file. Returns nullopt with an empty `error` when the file does not exist, and

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/launch_counting.h"
+
 namespace neutracer {
 
 inline constexpr const char *kDefaultConfigPath = "/etc/neutracerd/neutracerd.yaml";
@@ -30,9 +32,9 @@ struct Config {
     std::uint32_t ring_buffer_bytes = 4u << 20;
     // Time constant of the smoothed transfer throughput gauge.
     std::chrono::milliseconds throughput_window{10000};
-    // Launch counting: "exact" (every launch), "adaptive" (per-process probes, duty-cycled
-    // above launch_max_rate: totals are estimates) or "off".
-    std::string launch_counting = "exact";
+    // Launch counting: exact (every launch), adaptive (per-process probes, duty-cycled above
+    // launch_max_rate: totals are estimates) or off.
+    LaunchCounting launch_counting = LaunchCounting::exact;
     // Adaptive: launches per second and process counted at most (above it, windows).
     std::uint32_t launch_max_rate = 1000;
     // Adaptive: one counting window per process per period.
@@ -41,7 +43,7 @@ struct Config {
     // (tests/bench/gpu/paired.py alternates probes on and off this way); 0: from launch_max_rate.
     double launch_sample_fraction = 0;
     // Adaptive: (fnmatch pattern on comm, exe path or container id, mode); first match wins.
-    std::vector<std::pair<std::string, std::string>> launch_rules;
+    std::vector<std::pair<std::string, LaunchCounting>> launch_rules;
 
     bool operator==(const Cuda &) const = default;
   } cuda;
@@ -169,15 +171,6 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string &text)
 // so that parse_duration(format_duration(d)) == d for d > 0.
 std::string format_duration(std::chrono::milliseconds duration);
 
-// Per-field checks shared by the YAML parser, validate_config and the command line. Each
-// returns the problem (without location or field name, e.g. "must be between 100ms and 1h")
-// or nullopt when the value is acceptable.
-std::optional<std::string> check_listen_address(const std::string &listen);
-std::optional<std::string> check_scan_interval(std::chrono::milliseconds interval);
-std::optional<std::string> check_log_level(const std::string &level);
-std::optional<std::string> check_log_format(const std::string &format);
-std::optional<std::string> check_proc_root(const std::string &proc_root);
-
 // Parses YAML text into a Config starting from the defaults. `source_name` prefixes
 // errors (a file path). Every key is validated: unknown keys, wrong types and
 // out-of-range values are errors.
@@ -187,8 +180,8 @@ struct ConfigResult {
 };
 ConfigResult parse_config_yaml(const std::string &text, const std::string &source_name);
 
-// Checks cross-field rules and values that can be checked without side effects
-// (listen address syntax, ranges). Returns the first problem found.
+// Checks every key (config_keys.h) and the rules between keys, without side effects but for
+// asking civetweb whether it can listen on the address. Returns the first problem found.
 std::optional<ConfigError> validate_config(const Config &config);
 
 } // namespace neutracer

@@ -6,25 +6,6 @@
 
 namespace neutracer {
 
-std::string_view launch_counting_name(LaunchCounting mode) {
-  switch (mode) {
-  case LaunchCounting::exact:
-    return "exact";
-  case LaunchCounting::adaptive:
-    return "adaptive";
-  case LaunchCounting::off:
-    return "off";
-  }
-  return "?";
-}
-
-std::optional<LaunchCounting> parse_launch_counting(std::string_view text) {
-  for (const auto mode : {LaunchCounting::exact, LaunchCounting::adaptive, LaunchCounting::off})
-    if (text == launch_counting_name(mode))
-      return mode;
-  return std::nullopt;
-}
-
 double launch_window_fraction(const LaunchSamplingSettings &settings, double launches_per_second) {
   if (settings.fixed_fraction > 0)
     return std::min(settings.fixed_fraction, 1.0);

@@ -10,17 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/launch_counting.h"
 #include "cuda/cuda_state.h"
 
 namespace neutracer {
 
-enum class LaunchCounting {
-  exact,    // launch probes always attached: every launch counted
-  adaptive, // exact below `max_rate`, duty-cycled windows above it
-  off,      // no launch probes
-};
-std::string_view launch_counting_name(LaunchCounting mode);
-std::optional<LaunchCounting> parse_launch_counting(std::string_view text);
 
 struct LaunchSamplingSettings {
   double max_rate = 1000; // counted launches per second per process, at most

@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
 
   Config config;
   config.proc_root = root.string();
-  config.cuda.launch_counting = "exact";
+  config.cuda.launch_counting = LaunchCounting::exact;
   config.alerts.journal = false;
   config.gpu_health.read_kernel_log = false;
   config.nvml.enabled = false;

@@ -76,10 +76,7 @@ struct FakeFiles {
 TEST(ParseCli, NoArgumentsSetsNothing) {
   CliOptions options = parse_ok({});
   EXPECT_FALSE(options.config_path);
-  EXPECT_FALSE(options.listen);
-  EXPECT_FALSE(options.scan_interval);
-  EXPECT_FALSE(options.log_level);
-  EXPECT_FALSE(options.proc_root);
+  EXPECT_TRUE(options.settings.empty());
   EXPECT_FALSE(options.check_config);
   EXPECT_FALSE(options.version);
   EXPECT_FALSE(options.help);
@@ -90,10 +87,10 @@ TEST(ParseCli, ValueFlagsWithSeparateValues) {
       parse_ok({"--config", "/tmp/n.yaml", "--listen", "0.0.0.0:9400", "--scan-interval", "500ms",
                 "--log-level", "debug", "--proc-root", "/host/proc"});
   EXPECT_EQ(options.config_path, "/tmp/n.yaml");
-  EXPECT_EQ(options.listen, "0.0.0.0:9400");
-  EXPECT_EQ(options.scan_interval, 500ms);
-  EXPECT_EQ(options.log_level, "debug");
-  EXPECT_EQ(options.proc_root, "/host/proc");
+  EXPECT_EQ(options.setting("listen"), "0.0.0.0:9400");
+  EXPECT_EQ(options.setting("scan_interval"), "500ms");
+  EXPECT_EQ(options.setting("log_level"), "debug");
+  EXPECT_EQ(options.setting("proc_root"), "/host/proc");
 }
 
 TEST(ParseCli, ValueFlagsWithEqualsForm) {
@@ -101,10 +98,10 @@ TEST(ParseCli, ValueFlagsWithEqualsForm) {
       parse_ok({"--config=/tmp/n.yaml", "--listen=localhost:80", "--scan-interval=1.5s",
                 "--log-level=warn", "--proc-root=/host/proc"});
   EXPECT_EQ(options.config_path, "/tmp/n.yaml");
-  EXPECT_EQ(options.listen, "localhost:80");
-  EXPECT_EQ(options.scan_interval, 1500ms);
-  EXPECT_EQ(options.log_level, "warn");
-  EXPECT_EQ(options.proc_root, "/host/proc");
+  EXPECT_EQ(options.setting("listen"), "localhost:80");
+  EXPECT_EQ(options.setting("scan_interval"), "1.5s");
+  EXPECT_EQ(options.setting("log_level"), "warn");
+  EXPECT_EQ(options.setting("proc_root"), "/host/proc");
 }
 
 TEST(ParseCli, EqualsFormKeepsLaterEqualsSigns) {
@@ -112,7 +109,7 @@ TEST(ParseCli, EqualsFormKeepsLaterEqualsSigns) {
 }
 
 TEST(ParseCli, RepeatedFlagKeepsLastValue) {
-  EXPECT_EQ(parse_ok({"--log-level", "info", "--log-level=debug"}).log_level, "debug");
+  EXPECT_EQ(parse_ok({"--log-level", "info", "--log-level=debug"}).setting("log_level"), "debug");
 }
 
 TEST(ParseCli, CheckConfig) {
@@ -285,7 +282,7 @@ TEST(LoadEffectiveConfig, FileErrorsNameFileAndLine) {
 TEST(LoadEffectiveConfig, BadListenFlagNamesTheFlag) {
   FakeFiles fs;
   CliOptions cli;
-  cli.listen = "::1:80";
+  cli.settings["listen"] = {"::1:80", "--listen"};
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--listen: invalid value '::1:80': an IPv6 address needs");
@@ -318,7 +315,7 @@ TEST(LoadEffectiveConfig, PrometheusExporterFlagsSetTheSameSettings) {
 TEST(LoadEffectiveConfig, ListenFlagPortChecked) {
   FakeFiles fs;
   CliOptions cli;
-  cli.listen = "127.0.0.1:70000";
+  cli.settings["listen"] = {"127.0.0.1:70000", "--listen"};
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--listen: invalid value '127.0.0.1:70000'");
@@ -337,7 +334,7 @@ TEST(LoadEffectiveConfig, OutOfRangeScanIntervalFlag) {
 TEST(LoadEffectiveConfig, BadLogLevelFlag) {
   FakeFiles fs;
   CliOptions cli;
-  cli.log_level = "verbose";
+  cli.settings["log_level"] = {"verbose", "--log-level"};
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--log-level: invalid value 'verbose': must be one of");
@@ -346,7 +343,7 @@ TEST(LoadEffectiveConfig, BadLogLevelFlag) {
 TEST(LoadEffectiveConfig, RelativeProcRootFlag) {
   FakeFiles fs;
   CliOptions cli;
-  cli.proc_root = "host/proc";
+  cli.settings["proc_root"] = {"host/proc", "--proc-root"};
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value 'host/proc'");
@@ -366,7 +363,7 @@ TEST(LoadEffectiveConfig, ProcRootFromTheFileMustBeAProcTree) {
 TEST(LoadEffectiveConfig, ProcRootFlagMustBeAProcTree) {
   FakeFiles fs;
   CliOptions cli;
-  cli.proc_root = NEUTRACER_FIXTURES_DIR "/cgroup"; // a directory, but no process in it
+  cli.settings["proc_root"] = {NEUTRACER_FIXTURES_DIR "/cgroup", "--proc-root"}; // a directory, but no process in it
   ConfigResult result = load_effective_config(cli, fs.reader());
   ASSERT_TRUE(result.error);
   EXPECT_CONTAINS(result.error->what, "--proc-root: invalid value '");
@@ -377,7 +374,7 @@ TEST(LoadEffectiveConfig, FixtureAndRealProcTreesAreAccepted) {
   FakeFiles fs;
   CliOptions cli;
   for (const char *root : {"/proc", kFixtureProc, NEUTRACER_FIXTURES_DIR "/proc/shared_library"}) {
-    cli.proc_root = root;
+    cli.settings["proc_root"] = {root, "--proc-root"};
     ConfigResult result = load_effective_config(cli, fs.reader());
     EXPECT_FALSE(result.error) << root << ": " << result.error->what;
   }

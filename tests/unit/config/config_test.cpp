@@ -582,15 +582,15 @@ TEST(ParseConfigYaml, ReadsLaunchCountingKeys) {
                                "  launch_rules:\n"
                                "    - {match: \"train*\", counting: off}\n"
                                "    - {match: \"/opt/*\", counting: adaptive}\n");
-  EXPECT_EQ(config.cuda.launch_counting, "exact");
+  EXPECT_EQ(config.cuda.launch_counting, LaunchCounting::exact);
   EXPECT_EQ(config.cuda.launch_max_rate, 250u);
   EXPECT_EQ(config.cuda.launch_sample_period, std::chrono::milliseconds(500));
-  const std::vector<std::pair<std::string, std::string>> rules{{"train*", "off"},
-                                                               {"/opt/*", "adaptive"}};
+  const std::vector<std::pair<std::string, LaunchCounting>> rules{
+      {"train*", LaunchCounting::off}, {"/opt/*", LaunchCounting::adaptive}};
   EXPECT_EQ(config.cuda.launch_rules, rules);
   EXPECT_EQ(config.cuda.launch_sample_fraction, 0.5);
   // Exact by default: a count users read is a count, not an estimate.
-  EXPECT_EQ(Config{}.cuda.launch_counting, "exact");
+  EXPECT_EQ(Config{}.cuda.launch_counting, LaunchCounting::exact);
   EXPECT_EQ(Config{}.cuda.launch_sample_fraction, 0.0);
 }
 

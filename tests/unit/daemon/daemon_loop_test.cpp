@@ -61,7 +61,7 @@ double sample(const PublishedSnapshot &snapshot, const std::string &family,
 class DaemonLoopTest : public ::testing::Test {
 protected:
   DaemonLoopTest() { proc_.copy_scenario("shared_library"); }
-  Config config(const std::string &launch_counting) const {
+  Config config(LaunchCounting launch_counting) const {
     Config c;
     c.proc_root = proc_.root().string();
     c.cuda.launch_counting = launch_counting;
@@ -78,7 +78,7 @@ protected:
 TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess) {
   const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
-  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::exact), tracing_, publisher_, notifier_);
   loop.scan_once();
   loop.scan_once();
 
@@ -97,7 +97,7 @@ TEST_F(DaemonLoopTest, OneScanAttachesOncePerFileAndPublishesLaunchesPerProcess)
 TEST_F(DaemonLoopTest, TheKernelsDocumentIsRebuiltOnlyWhenItChanges) {
   const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
-  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::exact), tracing_, publisher_, notifier_);
   loop.scan_once();
   const auto first = publisher_.latest()->kernels_json_gzip;
   ASSERT_NE(gunzip(*first).find("\"launches\": 42"), std::string::npos) << gunzip(*first);
@@ -122,7 +122,7 @@ TEST_F(DaemonLoopTest, TheDaemonNeverTracesItself) {
               "                    /usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05\n");
   proc_.write_stat(self, "neutracerd", 999);
   tracing_.per_process = true;
-  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::adaptive), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   EXPECT_FALSE(tracing_.launch_probes.contains(self));
@@ -138,7 +138,7 @@ TEST_F(DaemonLoopTest, AProcessThatGoesTakesItsSentKernelFunctionsWithIt) {
   tracing_.kernel_functions = {{100, start_100}, {200, start_200}};
   tracing_.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1},
                        {200, start_200, NT_API_LAUNCH_KERNEL, 0xabc, 0, 1}};
-  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::exact), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_EQ(tracing_.kernel_functions.size(), 2u);
   std::filesystem::remove_all(proc_.root() / "100");
@@ -155,7 +155,7 @@ TEST_F(DaemonLoopDeathTest, RunLogsSighupKeepsScanningAndStopsOnSigterm) {
       {
         spdlog::set_default_logger(spdlog::stderr_logger_st("daemon_loop_test"));
         install_signal_handlers();
-        Config c = config("exact");
+        Config c = config(LaunchCounting::exact);
         c.scan_interval = std::chrono::milliseconds(100);
         test::TestDaemon loop(c, tracing_, publisher_, notifier_);
         std::thread sender([] {
@@ -173,7 +173,7 @@ TEST_F(DaemonLoopDeathTest, RunLogsSighupKeepsScanningAndStopsOnSigterm) {
 
 TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
   tracing_.per_process = true;
-  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::adaptive), tracing_, publisher_, notifier_);
   loop.scan_once();
 
   ASSERT_EQ(tracing_.launch_probes.size(), 2u);
@@ -187,7 +187,7 @@ TEST_F(DaemonLoopTest, AdaptiveModeGivesEachProcessItsOwnOpenLaunchProbes) {
 TEST_F(DaemonLoopTest, ExactModeProbesTheNamingCallPerProcessWhileNamesAreMissing) {
   tracing_.per_process_names = true;
   const std::uint64_t ns_per_tick = 1'000'000'000ull / sysconf(_SC_CLK_TCK);
-  test::TestDaemon loop(config("exact"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::exact), tracing_, publisher_, notifier_);
   loop.scan_once();
   // Neither has launched yet: both may name kernels.
   ASSERT_EQ(tracing_.launch_probes.size(), 2u);
@@ -207,8 +207,8 @@ TEST_F(DaemonLoopTest, ExactModeProbesTheNamingCallPerProcessWhileNamesAreMissin
 
 TEST_F(DaemonLoopTest, ARuleThatSamplesOneProcessLeavesTheOthersExact) {
   tracing_.per_process = true; // main.cpp asks for per-process probes when a rule samples
-  auto c = config("exact");
-  c.cuda.launch_rules = {{"python3", "adaptive"}};
+  auto c = config(LaunchCounting::exact);
+  c.cuda.launch_rules = {{"python3", LaunchCounting::adaptive}};
   test::TestDaemon loop(c, tracing_, publisher_, notifier_);
   loop.scan_once();
   ASSERT_EQ(tracing_.launch_probes.size(), 2u); // both counted from the start
@@ -220,7 +220,7 @@ TEST_F(DaemonLoopTest, ARuleThatSamplesOneProcessLeavesTheOthersExact) {
 
 TEST_F(DaemonLoopTest, AdaptiveModeFallsBackToExactWhereTheTracerCannot) {
   tracing_.per_process = false; // e.g. a kernel without uprobe_multi links
-  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::adaptive), tracing_, publisher_, notifier_);
   loop.scan_once();
   EXPECT_TRUE(tracing_.launch_probes.empty());
   EXPECT_EQ(
@@ -234,7 +234,7 @@ TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
   tracing_.launches = {{100, start_ns, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0}};
   tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000})};
   tracing_.per_process = true;
-  test::TestDaemon loop(config("adaptive"), tracing_, publisher_, notifier_);
+  test::TestDaemon loop(config(LaunchCounting::adaptive), tracing_, publisher_, notifier_);
   loop.scan_once();
   ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
   ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_memory_used_bytes",
@@ -315,7 +315,7 @@ TEST_F(DaemonLoopTest, CallSitesArePublishedAndNamedInAlerts) {
   failed.stack_id = 3;
   tracing_.events = {kept, failed};
   RecordingJournal journal;
-  Config c = config("exact");
+  Config c = config(LaunchCounting::exact);
   c.alerts.journal = true;
   test::TestDaemon loop(c, tracing_, publisher_, notifier_, &journal);
   loop.scan_once();
@@ -349,7 +349,7 @@ TEST_F(DaemonLoopTest, AnExecIsToldApartFromAnExit) {
   const std::uint64_t start_ns = kStartTicksOf100 * (1'000'000'000ull / sysconf(_SC_CLK_TCK));
   tracing_.events = {test::call_event(NT_API_MEM_ALLOC, 100, start_ns, {0, 1 << 20}, {0x7e00000})};
   RecordingJournal journal;
-  Config c = config("exact");
+  Config c = config(LaunchCounting::exact);
   c.alerts.journal = true;
   test::TestDaemon loop(c, tracing_, publisher_, notifier_, &journal);
   loop.scan_once();
@@ -380,7 +380,7 @@ TEST_F(DaemonLoopTest, AnExecIsToldApartFromAnExit) {
 
 TEST_F(DaemonLoopTest, StacksOffInTheConfigRecordNoSites) {
   tracing_.depth = 8;
-  Config c = config("exact");
+  Config c = config(LaunchCounting::exact);
   c.stacks.enabled = false;
   test::TestDaemon loop(c, tracing_, publisher_, notifier_);
   loop.scan_once();
