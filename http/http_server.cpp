@@ -65,6 +65,15 @@ HttpRequest request_from(mg_connection *connection) {
     request.head_bytes +=
         std::strlen(info->http_headers[i].name) + std::strlen(info->http_headers[i].value) + 4;
   request.header_count = static_cast<std::size_t>(info->num_headers);
+  // civetweb parses the head in place in one buffer, overwriting the request line's terminator
+  // (from the byte that ended the version) with NULs: the first header's name follows it.
+  if (info->num_headers > 0 && info->http_version) {
+    const auto version_end =
+        reinterpret_cast<std::uintptr_t>(info->http_version) + std::strlen(info->http_version);
+    const auto first_name = reinterpret_cast<std::uintptr_t>(info->http_headers[0].name);
+    if (first_name > version_end && first_name - version_end <= kCivetwebRequestBuffer)
+      request.request_line_terminator_bytes = first_name - version_end;
+  }
   return request;
 }
 

@@ -153,6 +153,22 @@ TEST_F(PipelineTest, AuthenticationGuardsAllButPublicPaths) {
   EXPECT_EQ(rejected(RejectionReason::unauthorized), 4u);
 }
 
+TEST_F(PipelineTest, ARequestLineNotEndingInCrLfIs400EvenForPublicPaths) {
+  auto open = pipeline(4, false);
+  for (const char *path : {"/metrics", "/healthz"}) {
+    auto bare_cr = request(path);
+    bare_cr.request_line_terminator_bytes = 1;
+    const auto response = serve(*open, bare_cr);
+    EXPECT_EQ(response.status, 400) << path;
+    EXPECT_EQ(response.body, "bad request: the request line must end with CR LF\n");
+  }
+  EXPECT_EQ(handler_calls, 0);
+  EXPECT_EQ(rejected(RejectionReason::bad_request), 2u);
+  auto crlf = request("/metrics");
+  crlf.request_line_terminator_bytes = 2;
+  EXPECT_EQ(serve(*open, crlf).status, 200);
+}
+
 TEST_F(PipelineTest, HealthzNeedsNoSlot) {
   auto limited = pipeline(1, true);
   HttpResponse inner{0, "", "", {}};
