@@ -74,6 +74,7 @@ HttpRequest request_from(mg_connection *connection) {
     if (first_name > version_end && first_name - version_end <= kCivetwebRequestBuffer)
       request.request_line_terminator_bytes = first_name - version_end;
   }
+  request.remote_address = info->remote_addr;
   return request;
 }
 
@@ -123,11 +124,25 @@ HttpServerOptions listen_only(const std::string &listen) {
   return options;
 }
 
+// Checks waiting for bcrypt hold a worker each: at most half of those that admitted requests do
+// not use, so 400s, 401s, /healthz and cached scrapes always find one.
+PasswordCheckLimits password_check_limits(const HttpServerOptions &options) {
+  PasswordCheckLimits limits;
+  const std::uint32_t workers =
+      std::max(options.max_connections, options.max_concurrent_requests + kMinSpareWorkers);
+  limits.turns.max_waiting = std::min<std::size_t>(limits.turns.max_waiting,
+                                                   (workers - options.max_concurrent_requests) / 2);
+  limits.turns.max_waiting_per_source =
+      std::min(limits.turns.max_waiting_per_source, limits.turns.max_waiting);
+  return limits;
+}
+
 std::unique_ptr<BasicAuthenticator> make_authenticator(const HttpServerOptions &options) {
   if (options.basic_auth_users.empty())
     return nullptr;
   try {
-    return std::make_unique<BasicAuthenticator>(options.basic_auth_users);
+    return std::make_unique<BasicAuthenticator>(options.basic_auth_users, bcrypt_matches, 16,
+                                                password_check_limits(options));
   } catch (const std::invalid_argument &error) {
     throw HttpError(std::string("basic authentication: ") + error.what());
   }

@@ -69,7 +69,7 @@ void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &se
 std::optional<HttpResponse> RequestPipeline::authentication_refusal(const HttpRequest &request) {
   if (!authenticator_)
     return std::nullopt;
-  switch (authenticator_->decide(request.authorization)) {
+  switch (authenticator_->decide(request.authorization, request.remote_address)) {
   case AuthDecision::allowed:
     return std::nullopt;
   case AuthDecision::busy:

@@ -181,11 +181,12 @@ TEST_F(PipelineTest, HealthzNeedsNoSlot) {
   EXPECT_EQ(rejected(RejectionReason::concurrency), 0u);
 }
 
-TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheBcryptSlotAre429) {
+TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheirQueueAre429) {
   HeldPasswordCheck check;
   auto authenticator = std::make_unique<BasicAuthenticator>(
       std::map<std::string, std::string>{{"prometheus", bcrypt_hash("pw", 4)}}, check.function(),
-      16, 1);
+      16,
+      PasswordCheckLimits{.turns = {.slots = 1, .max_waiting = 0, .max_waiting_per_source = 0}});
   RequestPipeline limited(routes(), 1, std::move(authenticator), {"/healthz"}, rejections);
   auto good = request("/metrics");
   good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw
