@@ -16,9 +16,9 @@ constexpr std::size_t kBcryptSettingLength = 29;
 
 BasicAuthenticator::BasicAuthenticator(std::map<std::string, std::string> users,
                                        PasswordCheck check, std::size_t cache_capacity,
-                                       std::uint32_t bcrypt_slots)
+                                       PasswordCheckLimits limits)
     : users_(std::move(users)), check_(std::move(check)), verified_(cache_capacity),
-      bcrypt_slots_(std::max<std::uint32_t>(bcrypt_slots, 1)) {
+      bcrypt_turns_(limits.turns), max_wait_(limits.max_wait) {
   if (users_.empty())
     throw std::invalid_argument("basic authentication needs at least one user");
   for (const auto &[user, hash] : users_) {
@@ -32,7 +32,8 @@ BasicAuthenticator::BasicAuthenticator(std::map<std::string, std::string> users,
   }
 }
 
-AuthDecision BasicAuthenticator::decide(std::optional<std::string_view> authorization) {
+AuthDecision BasicAuthenticator::decide(std::optional<std::string_view> authorization,
+                                        const std::string &source) {
   if (!authorization)
     return AuthDecision::refused;
   const Sha256Digest digest = sha256(*authorization);
@@ -42,9 +43,12 @@ AuthDecision BasicAuthenticator::decide(std::optional<std::string_view> authoriz
   // bcrypt would compare only the first 72 bytes: refused without spending a slot on it.
   if (!credentials || credentials->password.size() > kBcryptMaxPasswordBytes)
     return AuthDecision::refused;
-  const auto slot = bcrypt_slots_.try_acquire();
-  if (!slot)
+  const auto turn = bcrypt_turns_.acquire(source, PasswordCheckTurns::Clock::now() + max_wait_);
+  if (!turn)
     return AuthDecision::busy;
+  // Another request with the same header may have been verified while this one waited.
+  if (verified_.contains(digest))
+    return AuthDecision::allowed;
   const auto user = users_.find(credentials->user);
   if (user == users_.end()) {
     check_(credentials->password, decoy_setting_);

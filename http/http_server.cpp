@@ -65,6 +65,16 @@ HttpRequest request_from(mg_connection *connection) {
     request.head_bytes +=
         std::strlen(info->http_headers[i].name) + std::strlen(info->http_headers[i].value) + 4;
   request.header_count = static_cast<std::size_t>(info->num_headers);
+  // civetweb parses the head in place in one buffer, overwriting the request line's terminator
+  // (from the byte that ended the version) with NULs: the first header's name follows it.
+  if (info->num_headers > 0 && info->http_version) {
+    const auto version_end =
+        reinterpret_cast<std::uintptr_t>(info->http_version) + std::strlen(info->http_version);
+    const auto first_name = reinterpret_cast<std::uintptr_t>(info->http_headers[0].name);
+    if (first_name > version_end && first_name - version_end <= kCivetwebRequestBuffer)
+      request.request_line_terminator_bytes = first_name - version_end;
+  }
+  request.remote_address = info->remote_addr;
   return request;
 }
 
@@ -114,11 +124,25 @@ HttpServerOptions listen_only(const std::string &listen) {
   return options;
 }
 
+// Checks waiting for bcrypt hold a worker each: at most half of those that admitted requests do
+// not use, so 400s, 401s, /healthz and cached scrapes always find one.
+PasswordCheckLimits password_check_limits(const HttpServerOptions &options) {
+  PasswordCheckLimits limits;
+  const std::uint32_t workers =
+      std::max(options.max_connections, options.max_concurrent_requests + kMinSpareWorkers);
+  limits.turns.max_waiting = std::min<std::size_t>(limits.turns.max_waiting,
+                                                   (workers - options.max_concurrent_requests) / 2);
+  limits.turns.max_waiting_per_source =
+      std::min(limits.turns.max_waiting_per_source, limits.turns.max_waiting);
+  return limits;
+}
+
 std::unique_ptr<BasicAuthenticator> make_authenticator(const HttpServerOptions &options) {
   if (options.basic_auth_users.empty())
     return nullptr;
   try {
-    return std::make_unique<BasicAuthenticator>(options.basic_auth_users);
+    return std::make_unique<BasicAuthenticator>(options.basic_auth_users, bcrypt_matches, 16,
+                                                password_check_limits(options));
   } catch (const std::invalid_argument &error) {
     throw HttpError(std::string("basic authentication: ") + error.what());
   }

@@ -35,7 +35,9 @@ void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &se
     send({431, kPlainText, "request too large: " + *too_large + "\n", {}});
     return;
   }
-  auto problem = request_path_problem(request.raw_path);
+  auto problem = request_line_end_problem(request.request_line_terminator_bytes);
+  if (!problem)
+    problem = request_path_problem(request.raw_path);
   if (!problem)
     problem =
         request_body_problem(request.method, request.content_length, request.has_transfer_encoding);
@@ -67,7 +69,7 @@ void RequestPipeline::serve(const HttpRequest &request, const ResponseSender &se
 std::optional<HttpResponse> RequestPipeline::authentication_refusal(const HttpRequest &request) {
   if (!authenticator_)
     return std::nullopt;
-  switch (authenticator_->decide(request.authorization)) {
+  switch (authenticator_->decide(request.authorization, request.remote_address)) {
   case AuthDecision::allowed:
     return std::nullopt;
   case AuthDecision::busy:

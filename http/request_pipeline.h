@@ -27,6 +27,9 @@ struct HttpRequest {
   std::string accept_encoding;              // the Accept-Encoding header; empty when absent
   std::size_t head_bytes = 0;               // request line and headers, as civetweb parsed them
   std::size_t header_count = 0;
+  // Bytes between the HTTP version and the first header name; nullopt without headers.
+  std::optional<std::size_t> request_line_terminator_bytes;
+  std::string remote_address; // the client's IP address: whose turn a password check waits for
 };
 
 // Takes the answer over: a big body (a JSON document unpacked for the request) is moved on to
@@ -42,11 +45,11 @@ public:
                   std::shared_ptr<HttpRejectionCounters> rejections,
                   std::shared_ptr<HttpRequestCounts> requests = nullptr);
 
-  // Answers `request` through `send` and counts the answer by path and status. `send` runs while the request still counts against the
-  // concurrency limit (writing to a slow client occupies a worker too). Order: head, path and
-  // body checks; public paths served at once; authentication (401, or 429 while every bcrypt
-  // slot is busy); the concurrency limit (503); the route. Never throws from a handler: its
-  // exceptions become 500.
+  // Answers `request` through `send` and counts the answer by path and status. `send` runs while
+  // the request still counts against the concurrency limit (writing to a slow client occupies a
+  // worker too). Order: head, path and body checks; public paths served at once; authentication
+  // (401, or 429 when no bcrypt slot came free in time); the concurrency limit (503); the route.
+  // Never throws from a handler: its exceptions become 500.
   void serve(const HttpRequest &request, const ResponseSender &send);
 
   const HttpRoutes &routes() const { return routes_; }

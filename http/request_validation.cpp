@@ -45,6 +45,12 @@ std::optional<std::string> request_head_problem(std::size_t head_bytes, std::siz
   return std::nullopt;
 }
 
+std::optional<std::string> request_line_end_problem(std::optional<std::size_t> terminator_bytes) {
+  if (terminator_bytes && *terminator_bytes != 2)
+    return "the request line must end with CR LF";
+  return std::nullopt;
+}
+
 std::optional<std::string> request_body_problem(std::string_view method, long long content_length,
                                                 bool has_transfer_encoding) {
   if (method != "GET" && method != "HEAD")

@@ -25,6 +25,13 @@ inline constexpr std::size_t kCivetwebMaxHeaders = 64;
 // than kMaxRequestHeaders headers), or nullopt. `header_count` saturates at civetweb's 64.
 std::optional<std::string> request_head_problem(std::size_t head_bytes, std::size_t header_count);
 
+// Why the end of the request line is refused, or nullopt. `terminator_bytes`: how many bytes
+// civetweb consumed between the HTTP version and the first header name (nullopt when there is no
+// header). civetweb ends the version at a bare CR as at CR LF and then skips any whitespace, so
+// "GET / HTTP/1.1\rX: y" would pass as a request with header X; only a CR LF (2 bytes) is
+// accepted. A bare LF, which looks the same once civetweb has parsed it, is refused with it.
+std::optional<std::string> request_line_end_problem(std::optional<std::size_t> terminator_bytes);
+
 // Why a request's body is refused, or nullopt: GET and HEAD must not carry one (a declared
 // Content-Length above 0 or any Transfer-Encoding). `content_length` is -1 when not given.
 std::optional<std::string> request_body_problem(std::string_view method, long long content_length,

@@ -43,6 +43,9 @@ expect 2 'needs brackets' -- --check-config --config "$dir/good.yaml" --listen '
 expect 2 'no IPv6 support' -- --check-config --config "$dir/good.yaml" --web.listen-address '[::1]:80'
 expect 2 "proc_root: invalid value '/nonexistent': does not exist" -- --check-config --config "$dir/no_proc.yaml"
 expect 2 "--proc-root: invalid value '$dir': holds no process directories" -- --check-config --config "$dir/good.yaml" --proc-root "$dir"
+# A folder with a digit-named subfolder is not a process tree either (issue 33).
+mkdir -p "$dir/not_proc/1"
+expect 2 "--proc-root: invalid value '$dir/not_proc': holds no process directory with its own stat" -- --check-config --config "$dir/good.yaml" --proc-root "$dir/not_proc"
 expect 2 'no-such-flag' -- --no-such-flag
 expect 2 'scan-interval' -- --check-config --scan-interval soon
 exit $((failures > 0))

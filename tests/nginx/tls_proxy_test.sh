@@ -41,9 +41,11 @@ expect_status() {
 }
 
 # ---- certificates: a CA for clients, a self-signed server certificate for 127.0.0.1 ----------
-# The proc root holds one empty process directory: a /proc tree (the daemon checks) with nothing
-# to trace.
+# The proc root holds one process with no mappings: a /proc tree (the daemon checks for a pid
+# directory with its own stat) with nothing to trace.
 mkdir -p "$dir/tls" "$dir/proc/1" "$dir/tmp"
+printf '1 (init) S 0 1 1 0 -1 4194560\n' > "$dir/proc/1/stat"
+: > "$dir/proc/1/maps"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=neutracerd-test \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/tls/server.key" -out "$dir/tls/server.crt" \
   2>/dev/null || { echo "FAIL: openssl could not make the server certificate"; exit 1; }

@@ -678,11 +678,13 @@ protected:
 
   void SetUp() override {
     static int sockets = 0;
-    // A proc_root must hold a process directory to validate; an empty one is scanned and
-    // skipped like a process without maps.
+    // A proc_root must hold a process directory (with its own stat) to validate; one with an
+    // empty maps is scanned and skipped like a process without libcuda.
     proc_ = fs::temp_directory_path() / ("neutracer-watchdog-proc-" + std::to_string(::getpid()) +
                                          "-" + std::to_string(sockets));
     fs::create_directories(proc_ / "1");
+    std::ofstream(proc_ / "1" / "stat") << "1 (init) S 0 1 1 0 -1 4194560\n";
+    std::ofstream(proc_ / "1" / "maps");
     notify_ = std::make_unique<NotifyListener>(
         fs::temp_directory_path() /
         ("neutracer-notify-" + std::to_string(::getpid()) + "-" + std::to_string(sockets++)));

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "temp_proc.h"
 
 namespace neutracer {
@@ -36,8 +38,45 @@ TEST(ProcTreeCheck, NumericFilesAndOtherDirectoriesAreNotProcesses) {
   std::ofstream(tree.root() / "42") << "a file, not a process directory\n";
   fs::create_directory(tree.root() / "sys");
   fs::create_directory(tree.root() / "1a");
-  EXPECT_NE(check_proc_tree(tree.root().string()), std::nullopt);
+  std::ofstream(tree.root() / "1a" / "stat") << "1a (x) S 1\n";
+  EXPECT_EQ(check_proc_tree(tree.root().string()),
+            "holds no process directories (numeric names such as '1'): not a /proc tree");
+}
+
+TEST(ProcTreeCheck, ADigitFolderIsAProcessOnlyWithAStatOfItsOwnPid) {
+  // Any folder with a digit-named subfolder (a backup, a build tree) used to pass (issue 33).
+  TempProc tree;
+  const std::string no_process =
+      "holds no process directory with its own stat file (such as '1/stat' beginning \"1 (\"): "
+      "not a /proc tree";
   fs::create_directory(tree.root() / "7");
+  EXPECT_EQ(check_proc_tree(tree.root().string()), no_process) << "no stat";
+  fs::create_directory(tree.root() / "7" / "stat");
+  EXPECT_EQ(check_proc_tree(tree.root().string()), no_process) << "stat is a directory";
+  fs::remove(tree.root() / "7" / "stat");
+  std::ofstream(tree.root() / "7" / "stat") << "8 (sh) S 1 8 8 0 -1\n";
+  EXPECT_EQ(check_proc_tree(tree.root().string()), no_process) << "another pid's stat";
+  std::ofstream(tree.root() / "7" / "stat") << "7";
+  EXPECT_EQ(check_proc_tree(tree.root().string()), no_process) << "cut short";
+  std::ofstream(tree.root() / "7" / "stat") << "77 (sh) S 1\n";
+  EXPECT_EQ(check_proc_tree(tree.root().string()), no_process) << "a longer pid";
+  std::ofstream(tree.root() / "7" / "stat") << "7 (sh) S 1 7 7 0 -1\n";
+  EXPECT_EQ(check_proc_tree(tree.root().string()), std::nullopt);
+}
+
+TEST(ProcTreeCheck, ANamedPipeAsStatIsRefusedWithoutBlocking) {
+  TempProc tree;
+  fs::create_directory(tree.root() / "7");
+  ASSERT_EQ(::mkfifo((tree.root() / "7" / "stat").c_str(), 0600), 0);
+  // Opening a pipe for reading blocks until a writer comes: this returning at all is the test.
+  EXPECT_NE(check_proc_tree(tree.root().string()), std::nullopt);
+}
+
+TEST(ProcTreeCheck, AnyOneRealProcessAmongOthersIsEnough) {
+  TempProc tree;
+  fs::create_directory(tree.root() / "3"); // a process that exited mid-scan leaves no stat
+  fs::create_directory(tree.root() / "12");
+  std::ofstream(tree.root() / "12" / "stat") << "12 (a) (b) R 1\n";
   EXPECT_EQ(check_proc_tree(tree.root().string()), std::nullopt);
 }
 

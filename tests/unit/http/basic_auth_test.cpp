@@ -338,9 +338,16 @@ TEST(BasicAuthenticator, ConcurrentChecksAgree) {
   EXPECT_GE(check.calls, 12 + 1);
 }
 
-TEST(BasicAuthenticator, UncachedChecksBeyondTheBcryptSlotAreBusyAtOnceAndCachedOnesPass) {
+// One bcrypt slot and no room to wait: what a full queue does.
+PasswordCheckLimits no_waiting() {
+  PasswordCheckLimits limits;
+  limits.turns = {.slots = 1, .max_waiting = 0, .max_waiting_per_source = 0};
+  return limits;
+}
+
+TEST(BasicAuthenticator, UncachedChecksFindingTheQueueFullAreBusyAtOnceAndCachedOnesPass) {
   HeldPasswordCheck check;
-  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function(), 16, 1);
+  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function(), 16, no_waiting());
   const std::string good = header_for("prometheus:correct horse");
   EXPECT_TRUE(authenticator.authorized(good)); // verified and cached before the flood
 
@@ -363,6 +370,45 @@ TEST(BasicAuthenticator, UncachedChecksBeyondTheBcryptSlotAreBusyAtOnceAndCached
   EXPECT_EQ(check.inside, 2) << "busy and refused-early checks ran no bcrypt";
   EXPECT_EQ(authenticator.decide(header_for("prometheus:guess-2")), AuthDecision::refused)
       << "the slot was given back";
+}
+
+TEST(BasicAuthenticator, AnUncachedValidHeaderWaitsForTheSlotAGuessHoldsAndIsCached) {
+  HeldPasswordCheck check;
+  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function());
+  check.set_held(true);
+  std::jthread guesser([&] {
+    EXPECT_EQ(authenticator.decide(header_for("prometheus:guess"), "10.0.0.66"),
+              AuthDecision::refused);
+  });
+  ASSERT_TRUE(check.wait_inside(1)) << "the guess never reached bcrypt";
+  const std::string good = header_for("prometheus:correct horse");
+  AuthDecision decision = AuthDecision::busy;
+  std::jthread scraper([&] { decision = authenticator.decide(good, "10.0.0.7"); });
+  // The scraper queues behind the guess (a 10 s bound so that a broken queue fails, not hangs).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (authenticator.turns().waiting() != 1 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+  const std::size_t queued = authenticator.turns().waiting();
+  check.set_held(false);
+  EXPECT_EQ(queued, 1u);
+  scraper.join();
+  EXPECT_EQ(decision, AuthDecision::allowed) << "it waited for its turn instead of a 429";
+  EXPECT_EQ(check.inside, 2);
+  EXPECT_EQ(authenticator.decide(good, "10.0.0.7"), AuthDecision::allowed);
+  EXPECT_EQ(check.inside, 2) << "then served from the cache";
+}
+
+TEST(BasicAuthenticator, AWaitThatOutlivesItsDeadlineIsBusy) {
+  HeldPasswordCheck check;
+  PasswordCheckLimits limits;
+  limits.max_wait = std::chrono::milliseconds(0); // a deadline already passed when it queues
+  BasicAuthenticator authenticator({{"prometheus", kHash2y}}, check.function(), 16, limits);
+  check.set_held(true);
+  std::jthread guesser([&] { authenticator.decide(header_for("prometheus:guess")); });
+  ASSERT_TRUE(check.wait_inside(1));
+  EXPECT_EQ(authenticator.decide(header_for("prometheus:correct horse")), AuthDecision::busy);
+  EXPECT_EQ(authenticator.turns().waiting(), 0u) << "it left the queue";
+  check.set_held(false);
 }
 
 } // namespace

@@ -153,6 +153,22 @@ TEST_F(PipelineTest, AuthenticationGuardsAllButPublicPaths) {
   EXPECT_EQ(rejected(RejectionReason::unauthorized), 4u);
 }
 
+TEST_F(PipelineTest, ARequestLineNotEndingInCrLfIs400EvenForPublicPaths) {
+  auto open = pipeline(4, false);
+  for (const char *path : {"/metrics", "/healthz"}) {
+    auto bare_cr = request(path);
+    bare_cr.request_line_terminator_bytes = 1;
+    const auto response = serve(*open, bare_cr);
+    EXPECT_EQ(response.status, 400) << path;
+    EXPECT_EQ(response.body, "bad request: the request line must end with CR LF\n");
+  }
+  EXPECT_EQ(handler_calls, 0);
+  EXPECT_EQ(rejected(RejectionReason::bad_request), 2u);
+  auto crlf = request("/metrics");
+  crlf.request_line_terminator_bytes = 2;
+  EXPECT_EQ(serve(*open, crlf).status, 200);
+}
+
 TEST_F(PipelineTest, HealthzNeedsNoSlot) {
   auto limited = pipeline(1, true);
   HttpResponse inner{0, "", "", {}};
@@ -165,11 +181,12 @@ TEST_F(PipelineTest, HealthzNeedsNoSlot) {
   EXPECT_EQ(rejected(RejectionReason::concurrency), 0u);
 }
 
-TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheBcryptSlotAre429) {
+TEST_F(PipelineTest, PasswordChecksHoldNoSlotAndBeyondTheirQueueAre429) {
   HeldPasswordCheck check;
   auto authenticator = std::make_unique<BasicAuthenticator>(
       std::map<std::string, std::string>{{"prometheus", bcrypt_hash("pw", 4)}}, check.function(),
-      16, 1);
+      16,
+      PasswordCheckLimits{.turns = {.slots = 1, .max_waiting = 0, .max_waiting_per_source = 0}});
   RequestPipeline limited(routes(), 1, std::move(authenticator), {"/healthz"}, rejections);
   auto good = request("/metrics");
   good.authorization = "Basic cHJvbWV0aGV1czpwdw=="; // prometheus:pw

@@ -56,6 +56,14 @@ TEST(RequestHeadProblem, LimitsSizeAndHeaderCount) {
   EXPECT_LT(kMaxRequestHeaders, kCivetwebMaxHeaders);
 }
 
+TEST(RequestLineEndProblem, OnlyCrLfEndsARequestLine) {
+  EXPECT_EQ(request_line_end_problem(2), std::nullopt);
+  EXPECT_EQ(request_line_end_problem(std::nullopt), std::nullopt) << "no header to measure to";
+  // 1: a bare CR (or LF) before the first header; 3 and more: CR CR LF, CR SP LF, ...
+  for (std::size_t bytes : {0, 1, 3, 4, 100})
+    EXPECT_EQ(request_line_end_problem(bytes), "the request line must end with CR LF") << bytes;
+}
+
 TEST(RequestBodyProblem, GetAndHeadCarryNoBody) {
   EXPECT_EQ(request_body_problem("GET", -1, false), std::nullopt);
   EXPECT_EQ(request_body_problem("GET", 0, false), std::nullopt);

@@ -156,6 +156,24 @@ TEST_F(HostileClientTest, GarbageRequestLineIs400) {
   EXPECT_EQ(rejected(RejectionReason::bad_request), 4u);
 }
 
+TEST_F(HostileClientTest, ABareCrInTheRequestLineOrAHeaderLineIs400) {
+  // civetweb ends the version at a bare CR and skips on: the first would reach /metrics with a
+  // header X-Injected.
+  for (const std::string &request :
+       {"GET /metrics HTTP/1.1\rX-Injected: 1\r\nHost: x\r\nConnection: close\r\n\r\n"s,
+        "GET /metrics HTTP/1.1\r\rHost: x\r\nConnection: close\r\n\r\n"s,
+        "GET /metrics HTTP/1.1\r\r\nHost: x\r\nConnection: close\r\n\r\n"s,
+        "GET /healthz HTTP/1.1\rHost: x\r\nConnection: close\r\n\r\n"s,
+        "GET /metrics HTTP/1.1\r\nHost: x\rX-Injected: 1\r\nConnection: close\r\n\r\n"s}) {
+    const auto response = http_exchange(port_, request);
+    ASSERT_TRUE(response.has_value()) << request;
+    EXPECT_EQ(status_code(*response), 400) << request;
+    EXPECT_EQ(body(*response).find("up 1"), std::string::npos) << request << " reached /metrics";
+  }
+  EXPECT_EQ(rejected(RejectionReason::bad_request), 5u);
+  EXPECT_EQ(status_of(get("/metrics")), 200) << "CR LF throughout still passes";
+}
+
 TEST_F(HostileClientTest, BadMethodsAreRefused) {
   EXPECT_EQ(status_of(get("/metrics", "FOO")), 400);    // civetweb knows no such method
   EXPECT_EQ(status_of(get("/metrics", "get")), 400);    // methods are case-sensitive
