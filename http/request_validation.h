@@ -29,7 +29,8 @@ std::optional<std::string> request_head_problem(std::size_t head_bytes, std::siz
 // civetweb consumed between the HTTP version and the first header name (nullopt when there is no
 // header). civetweb ends the version at a bare CR as at CR LF and then skips any whitespace, so
 // "GET / HTTP/1.1\rX: y" would pass as a request with header X; only a CR LF (2 bytes) is
-// accepted. A bare LF, which looks the same once civetweb has parsed it, is refused with it.
+// accepted. A bare LF, which looks the same once civetweb has parsed it, is refused with it;
+// two CRs cannot be told from CR LF (civetweb zeroes both in place) and still pass.
 std::optional<std::string> request_line_end_problem(std::optional<std::size_t> terminator_bytes);
 
 // Why a request's body is refused, or nullopt: GET and HEAD must not carry one (a declared
