@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// How many file descriptors the daemon needs for what it traces (README, "Open file limit").
+// How many file descriptors the daemon needs for what it traces (docs/operations.md, "Open file limit").
 #include <cstdint>
 
 namespace neutracer {

@@ -36,7 +36,7 @@ std::string fd_limit_message(const FdLimitScan &scan) {
          std::to_string(kDescriptorsPerProbe) + " x " + std::to_string(t.system_wide_probes) +
          " probes" + (t.per_process_launch_probes ? " + " + std::to_string(t.libraries) : "") +
          " + " + std::to_string(per_process) + " per process, and more for processes not read: " +
-         "raise LimitNOFILE (README, \"Open file limit\")";
+         "raise LimitNOFILE (docs/operations.md, \"Open file limit\")";
 }
 
 std::optional<std::string> FdLimitWarning::note(const FdLimitScan &scan,

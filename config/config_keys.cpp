@@ -586,7 +586,7 @@ Problem refused_config_key(std::string_view name) {
   if (name == "web.tls_cert_file" || name == "web.tls_key_file" || name == "web.tls_server_config")
     return "TLS is not supported: Debian 12's civetweb crashes after a TLS handshake. Keep "
            "neutracerd on a loopback address and terminate TLS in a reverse proxy; see the "
-           "README section \"Securing the endpoint\" and deploy/nginx/neutracerd.conf";
+           "section \"Securing the endpoint\" of docs/operations.md and deploy/nginx/neutracerd.conf";
   return std::nullopt;
 }
 

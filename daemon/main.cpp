@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
-// exit codes (see README "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
+// exit codes (see docs/operations.md, "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
 #include <algorithm>
 #include <iostream>
 #include <malloc.h>
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     web.max_concurrent_requests = config.web.max_concurrent_requests;
     web.max_connections = config.web.max_connections;
     web.basic_auth_users = config.web.basic_auth_users;
-    web.public_paths = {"/healthz"}; // for probes without credentials; README says why
+    web.public_paths = {"/healthz"}; // for probes without credentials; docs/operations.md says why
     web.rejections = std::make_shared<HttpRejectionCounters>();
     web.requests = std::make_shared<HttpRequestCounts>();
     HttpServer server(web, daemon_routes(publisher, config, *web.rejections, *web.requests));

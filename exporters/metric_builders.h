@@ -14,7 +14,7 @@ namespace neutracer {
 // container's name: the pod spec's in Kubernetes, Docker's), container_id (64-hex id from the
 // cgroup path), namespace and pod (from the kubelet's log names) and slurm_job (the Slurm job id
 // from the cgroup path). Those unknown are left out. `container` held the id until
-// container_id took it (README, "Breaking change: container labels").
+// container_id took it (docs/metrics.md, "Breaking change: container labels").
 inline Labels process_labels(const ProcessId &id, const std::string &comm,
                              const ContainerInfo &container) {
   Labels labels{{"pid", std::to_string(id.pid)}, {"comm", comm}};

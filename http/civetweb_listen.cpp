@@ -16,8 +16,8 @@ std::variant<std::string, ListenRefusal> civetweb_listening_port(const std::stri
   if (listen.starts_with("[") && !ipv6_supported)
     return ListenRefusal{"this build of civetweb has no IPv6 support (Debian 12's libcivetweb1 "
                          "is built without it); listen on an IPv4 address such as 0.0.0.0:PORT, "
-                         "or put a proxy that listens on IPv6 in front (README, \"Securing the "
-                         "endpoint\")"};
+                         "or put a proxy that listens on IPv6 in front (docs/operations.md, "
+                         "\"Securing the endpoint\")"};
   return listen;
 }
 

@@ -488,8 +488,8 @@ class ShippedDashboardsTest(unittest.TestCase):
             self.assertIn(title, titles)
 
     def test_shipped_dashboards_use_only_readme_metrics(self):
-        """Every neutracer_* name the dashboards use is in README.md's metric tables."""
-        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        """Every neutracer_* name the dashboards use is in docs/metrics.md's metric tables."""
+        with open(os.path.join(REPO, "docs", "metrics.md"), encoding="utf-8") as f:
             documented = readme_metric_names(f.read())
         rc, out, _ = run_checker([SHIPPED, "--list-metrics"])
         self.assertEqual(rc, 0)
@@ -499,7 +499,7 @@ class ShippedDashboardsTest(unittest.TestCase):
 
 
 def readme_metric_names(readme):
-    """Names in README table rows; "`neutracer_a_b_c`, `_d`" also yields neutracer_a_d, neutracer_a_b_d."""
+    """Names in the metric table rows; "`neutracer_a_b_c`, `_d`" also yields neutracer_a_d, neutracer_a_b_d."""
     names = set()
     for line in readme.splitlines():
         if not line.startswith("| `neutracer_"):

@@ -81,6 +81,12 @@ expected=(
   ./usr/share/doc/neutracerd/README.md
   ./usr/share/doc/neutracerd/changelog.gz
   ./usr/share/doc/neutracerd/copyright
+  ./usr/share/doc/neutracerd/docs/alerts.md
+  ./usr/share/doc/neutracerd/docs/configuration.md
+  ./usr/share/doc/neutracerd/docs/costs.md
+  ./usr/share/doc/neutracerd/docs/how-it-works.md
+  ./usr/share/doc/neutracerd/docs/metrics.md
+  ./usr/share/doc/neutracerd/docs/operations.md
   ./usr/share/doc/neutracerd/runbook.md
   ./usr/share/neutracerd/alertmanager/alertmanager.yml
   ./usr/share/neutracerd/prometheus/neutracer-alerts.yml

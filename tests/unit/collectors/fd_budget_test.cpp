@@ -14,7 +14,7 @@ namespace neutracer {
 namespace {
 
 // The shipped unit must hold what 1 000 adaptive-mode processes need with the default
-// web.max_connections (README, "Open file limit").
+// web.max_connections (docs/operations.md, "Open file limit").
 TEST(FdBudget, TheUnitsLimitCoversAThousandProcesses) {
   std::ifstream unit(NEUTRACER_SOURCE_DIR "/systemd/neutracerd.service.in");
   std::stringstream text;
