@@ -127,42 +127,51 @@ std::optional<std::uint64_t> ElfFile::first_load_address() const {
   return lowest;
 }
 
-// Uprobes take file offsets, stacks hold addresses: both go through the executable PT_LOAD
-// segment that holds them. Only the segment's bytes in the file count (p_filesz, not p_memsz),
-// and the result must lie inside the file: header fields are the file's to choose.
-std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t address) const {
+namespace {
+
+// The first value `visit` gives for an executable PT_LOAD segment, in program header order.
+template <typename Visit>
+std::optional<std::uint64_t> first_in_executable_segments(Elf *elf, Visit visit) {
   std::size_t count = 0;
-  if (elf_getphdrnum(elf_.get(), &count) != 0)
+  if (elf_getphdrnum(elf, &count) != 0)
     return std::nullopt;
   for (std::size_t i = 0; i < count; ++i) {
     GElf_Phdr phdr;
-    if (!gelf_getphdr(elf_.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD ||
+    if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD ||
         !(phdr.p_flags & PF_X))
       continue;
-    if (address < phdr.p_vaddr || address - phdr.p_vaddr >= phdr.p_filesz)
-      continue;
-    const std::uint64_t into_segment = address - phdr.p_vaddr;
-    if (phdr.p_offset >= size_ || into_segment >= size_ - phdr.p_offset)
-      continue; // no overflow: both sides stay below size_
-    return phdr.p_offset + into_segment;
+    if (const auto value = visit(phdr))
+      return value;
   }
   return std::nullopt;
 }
 
+} // namespace
+
+// Uprobes take file offsets, stacks hold addresses: both go through the executable PT_LOAD
+// segment that holds them. Only the segment's bytes in the file count (p_filesz, not p_memsz),
+// and the result must lie inside the file: header fields are the file's to choose.
+std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t address) const {
+  return first_in_executable_segments(
+      elf_.get(), [&](const GElf_Phdr &phdr) -> std::optional<std::uint64_t> {
+        if (address < phdr.p_vaddr || address - phdr.p_vaddr >= phdr.p_filesz)
+          return std::nullopt;
+        const std::uint64_t into_segment = address - phdr.p_vaddr;
+        if (phdr.p_offset >= size_ || into_segment >= size_ - phdr.p_offset)
+          return std::nullopt; // no overflow: both sides stay below size_
+        return phdr.p_offset + into_segment;
+      });
+}
+
 std::optional<std::uint64_t> ElfFile::address_at(std::uint64_t offset) const {
-  std::size_t count = 0;
-  if (offset >= size_ || elf_getphdrnum(elf_.get(), &count) != 0)
+  if (offset >= size_)
     return std::nullopt;
-  for (std::size_t i = 0; i < count; ++i) {
-    GElf_Phdr phdr;
-    if (!gelf_getphdr(elf_.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD ||
-        !(phdr.p_flags & PF_X))
-      continue;
-    if (offset < phdr.p_offset || offset - phdr.p_offset >= phdr.p_filesz)
-      continue;
-    return phdr.p_vaddr + (offset - phdr.p_offset);
-  }
-  return std::nullopt;
+  return first_in_executable_segments(
+      elf_.get(), [&](const GElf_Phdr &phdr) -> std::optional<std::uint64_t> {
+        if (offset < phdr.p_offset || offset - phdr.p_offset >= phdr.p_filesz)
+          return std::nullopt;
+        return phdr.p_vaddr + (offset - phdr.p_offset);
+      });
 }
 
 std::string ElfFile::build_id() const {

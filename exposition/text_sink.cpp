@@ -149,6 +149,18 @@ void TextSink::histogram(const Labels &common, std::initializer_list<LabelView> 
                          std::span<const double> upper_bounds,
                          std::span<const std::uint64_t> bucket_counts, double sum,
                          std::uint64_t count) {
+  // One line: NAME SUFFIX {labels[, le]} VALUE.
+  const auto line = [&](std::string_view suffix, const double *le, auto write) {
+    out_ += name_;
+    out_ += suffix;
+    write_labels(common, own, le, out_);
+    out_ += ' ';
+    write(out_);
+    out_ += '\n';
+  };
+  const auto integer = [](std::uint64_t value) {
+    return [value](std::string &out) { write_integer(value, out); };
+  };
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < upper_bounds.size(); ++i) {
     const double bound = upper_bounds[i];
@@ -159,34 +171,12 @@ void TextSink::histogram(const Labels &common, std::initializer_list<LabelView> 
     // Tolerate a short bucket_counts span rather than reading past its end.
     if (i < bucket_counts.size())
       cumulative += bucket_counts[i];
-    out_ += name_;
-    out_ += "_bucket";
-    write_labels(common, own, &bound, out_);
-    out_ += ' ';
-    write_integer(cumulative, out_);
-    out_ += '\n';
+    line("_bucket", &bound, integer(cumulative));
   }
   const double inf = HUGE_VAL;
-  out_ += name_;
-  out_ += "_bucket";
-  write_labels(common, own, &inf, out_);
-  out_ += ' ';
-  write_integer(count, out_);
-  out_ += '\n';
-
-  out_ += name_;
-  out_ += "_sum";
-  write_labels(common, own, nullptr, out_);
-  out_ += ' ';
-  write_value(sum, out_);
-  out_ += '\n';
-
-  out_ += name_;
-  out_ += "_count";
-  write_labels(common, own, nullptr, out_);
-  out_ += ' ';
-  write_integer(count, out_);
-  out_ += '\n';
+  line("_bucket", &inf, integer(count));
+  line("_sum", nullptr, [sum](std::string &out) { write_value(sum, out); });
+  line("_count", nullptr, integer(count));
 }
 
 } // namespace neutracer

@@ -42,24 +42,14 @@ template <typename Fn> bool for_each_key_value(std::string_view text, Fn &&fn) {
 
 } // namespace
 
-Parsed<ProcessStatFields> parse_process_stat(std::string_view text) {
-  const auto stat = parse_proc_stat(text);
+Parsed<ProcStat> parse_process_stat(std::string_view text) {
+  auto stat = parse_proc_stat(text);
   if (!stat)
-    return failure<ProcessStatFields>("stat: not in proc(5)'s format (no comm, or a field up to 22 missing or not a "
-                                        "number)");
+    return failure<ProcStat>("stat: not in proc(5)'s format (no comm, or a field up to 22 "
+                             "missing or not a number)");
   if (!stat->vsize_bytes || !stat->rss_pages)
-    return failure<ProcessStatFields>("stat: no vsize and rss (fields 23 and 24)");
-  ProcessStatFields fields;
-  fields.state = stat->state;
-  fields.minor_faults = stat->minor_faults;
-  fields.major_faults = stat->major_faults;
-  fields.utime_ticks = stat->utime_ticks;
-  fields.stime_ticks = stat->stime_ticks;
-  fields.num_threads = stat->num_threads;
-  fields.start_ticks = stat->start_ticks;
-  fields.vsize_bytes = *stat->vsize_bytes;
-  fields.rss_pages = *stat->rss_pages;
-  return {fields, {}};
+    return failure<ProcStat>("stat: no vsize and rss (fields 23 and 24)");
+  return {std::move(stat), {}};
 }
 
 Parsed<ProcIoCounters> parse_proc_io(std::string_view text) {

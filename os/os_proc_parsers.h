@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/proc_parsers.h"
+
 namespace neutracer {
 
 // A value, or why there is none.
@@ -19,21 +21,9 @@ template <typename T> struct Parsed {
   const T *operator->() const { return &*value; }
 };
 
-// The fields of /proc/<pid>/stat the OS metrics need (proc(5) field numbers in comments).
-struct ProcessStatFields {
-  char state = '?';               // 3
-  std::uint64_t minor_faults = 0; // 10 minflt
-  std::uint64_t major_faults = 0; // 12 majflt
-  std::uint64_t utime_ticks = 0;  // 14
-  std::uint64_t stime_ticks = 0;  // 15
-  std::uint64_t num_threads = 0;  // 20
-  std::uint64_t start_ticks = 0;  // 22 starttime
-  std::uint64_t vsize_bytes = 0;  // 23
-  std::uint64_t rss_pages = 0;    // 24 (signed in the kernel; a negative value is an error)
-};
-
-// comm (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
-Parsed<ProcessStatFields> parse_process_stat(std::string_view text);
+// /proc/<pid>/stat as the OS metrics need it: common's ProcStat with vsize and rss (fields 23
+// and 24) present. comm (field 2) may hold spaces and parentheses.
+Parsed<ProcStat> parse_process_stat(std::string_view text);
 
 // /proc/<pid>/io. read_bytes/write_bytes are storage-layer bytes: write_bytes counts when pages
 // are dirtied (not when written back), and cancelled_write_bytes undoes truncated dirty pages.

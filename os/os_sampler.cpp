@@ -6,7 +6,7 @@
 
 namespace neutracer {
 
-ProcessOsSample make_os_sample(const ProcessStatFields &stat,
+ProcessOsSample make_os_sample(const ProcStat &stat,
                                const std::optional<ProcStatusFields> &status,
                                const std::optional<ProcIoCounters> &io, long ticks_per_second,
                                long page_size) {
@@ -16,8 +16,9 @@ ProcessOsSample make_os_sample(const ProcessStatFields &stat,
   sample.user_cpu_seconds = static_cast<double>(stat.utime_ticks) / ticks;
   sample.system_cpu_seconds = static_cast<double>(stat.stime_ticks) / ticks;
   sample.threads = stat.num_threads;
-  sample.resident_bytes = stat.rss_pages * static_cast<std::uint64_t>(std::max(0L, page_size));
-  sample.virtual_bytes = stat.vsize_bytes;
+  sample.resident_bytes =
+      stat.rss_pages.value_or(0) * static_cast<std::uint64_t>(std::max(0L, page_size));
+  sample.virtual_bytes = stat.vsize_bytes.value_or(0);
   sample.minor_faults = stat.minor_faults;
   sample.major_faults = stat.major_faults;
   if (status) {

@@ -29,7 +29,7 @@ struct ProcessOsSample {
 };
 
 // Pure: ticks_per_second from sysconf(_SC_CLK_TCK), page_size from sysconf(_SC_PAGESIZE).
-ProcessOsSample make_os_sample(const ProcessStatFields &stat,
+ProcessOsSample make_os_sample(const ProcStat &stat,
                                const std::optional<ProcStatusFields> &status,
                                const std::optional<ProcIoCounters> &io, long ticks_per_second,
                                long page_size);

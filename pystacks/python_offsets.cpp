@@ -75,64 +75,38 @@ PythonOffsets offsets_3_11() {
   return o;
 }
 
-// 3.12: _PyCFrame.current_frame first, _PyInterpreterFrame.f_code first, the C stack's entry
-// frames (owner FRAME_OWNED_BY_CSTACK = 3), PyASCIIObject without wstr.
+// 3.12: as 3.11 but _PyCFrame.current_frame and _PyInterpreterFrame.f_code first, the C stack's
+// entry frames (owner FRAME_OWNED_BY_CSTACK = 3), PyASCIIObject without wstr.
 PythonOffsets offsets_3_12() {
-  PythonOffsets o;
-  o.runtime_interpreters_head = 40;
-  o.interp_next = 0;
+  PythonOffsets o = offsets_3_11();
   o.interp_threads_head = 72;
-  o.thread_next = 8;
-  o.thread_interp = 16;
   o.thread_pthread_id = 136;
   o.thread_native_id = 144;
-  o.thread_frame = 56; // cframe
   o.cframe_current_frame = 0;
   o.frame_previous = 8;
-  o.frame_code = 0;   // f_code
-  o.frame_instr = 56; // prev_instr
-  o.instr_kind = InstructionKind::kPointer;
+  o.frame_code = 0; // f_code
   o.frame_owner = 70;
   o.frame_owner_cstack = 3;
-  o.code_filename = 112;
-  o.code_name = 120;
-  o.code_qualname = 128;
   o.code_firstlineno = 68;
-  o.code_linetable = 136;
   o.code_adaptive = 192;
-  o.line_format = LineTableFormat::kLocations311;
   o.unicode_ascii_size = 40;
   o.unicode_compact_size = 56;
   return o;
 }
 
-// 3.13 (when _PyRuntime.debug_offsets cannot be used): _Py_DebugOffsets ahead of the runtime
-// state, PyThreadState.current_frame, _PyInterpreterFrame.f_executable and instr_ptr.
+// 3.13 (when _PyRuntime.debug_offsets cannot be used): as 3.12 but _Py_DebugOffsets ahead of
+// the runtime state, PyThreadState.current_frame (no _PyCFrame), _PyInterpreterFrame's
+// f_executable (at f_code's place) and instr_ptr (at prev_instr's).
 PythonOffsets offsets_3_13() {
-  PythonOffsets o;
+  PythonOffsets o = offsets_3_12();
   o.runtime_interpreters_head = 632;
   o.interp_next = 7264;
   o.interp_threads_head = 7344;
-  o.thread_next = 8;
-  o.thread_interp = 16;
   o.thread_pthread_id = 152;
   o.thread_native_id = 160;
   o.thread_frame = 72; // current_frame
-  o.frame_previous = 8;
-  o.frame_code = 0;   // f_executable
-  o.frame_instr = 56; // instr_ptr
-  o.instr_kind = InstructionKind::kPointer;
-  o.frame_owner = 70;
-  o.frame_owner_cstack = 3;
-  o.code_filename = 112;
-  o.code_name = 120;
-  o.code_qualname = 128;
-  o.code_firstlineno = 68;
-  o.code_linetable = 136;
+  o.cframe_current_frame = kNoField;
   o.code_adaptive = 200;
-  o.line_format = LineTableFormat::kLocations311;
-  o.unicode_ascii_size = 40;
-  o.unicode_compact_size = 56;
   return o;
 }
 

@@ -88,7 +88,7 @@ TEST_F(OsSampler, GoneAndMalformedProcessesAreLeftOut) {
 }
 
 TEST(OsSamplerPure, MakeSample) {
-  ProcessStatFields stat;
+  ProcStat stat;
   stat.utime_ticks = 150;
   stat.stime_ticks = 25;
   stat.rss_pages = 3;
