@@ -12,14 +12,7 @@
 #include "common/journal_writer.h"
 #include "config/cli.h"
 #include "cuda/cuda_tracer.h"
-#include "collectors/bpf_maps_collector.h"
-#include "collectors/call_sites_collector.h"
-#include "collectors/counted_journal.h"
-#include "collectors/cuda_collector.h"
-#include "collectors/detector_collector.h"
-#include "collectors/gpu_health_collector.h"
-#include "collectors/nvml_collector.h"
-#include "collectors/os_collector.h"
+#include "daemon/daemon_collectors.h"
 #include "daemon/daemon_loop.h"
 #include "daemon/http_routes.h"
 #include "daemon/service_notifier.h"
@@ -101,31 +94,16 @@ int main(int argc, char **argv) {
       spdlog::error("OS metrics from BPF disabled: {}", error.what());
     }
     SystemJournalWriter system_journal;
-    CountedJournal journal(config.alerts.journal ? &system_journal : nullptr);
     // GPU device metrics are optional too: NVML is loaded only if installed.
     const auto nvml = config.nvml.enabled ? open_nvml(config.nvml.library) : nullptr;
-
-    // What the daemon exports, in the order the collectors run: each comes after those whose
-    // results it reads.
-    CallSitesCollector call_sites(config, tracer);
-    CudaCollector cuda(cuda_collector_settings(config), tracer, call_sites.recorder());
-    std::optional<NvmlCollector> nvml_collector;
-    if (config.nvml.enabled) {
-      nvml_collector.emplace(nvml.get(), config.scan_interval, cuda);
-      cuda.use_gpu_saturation([&](int pid) { return nvml_collector->saturated(pid); });
-    }
-    const NvmlCollector *gpus = nvml_collector ? &*nvml_collector : nullptr;
-    OsCollector os(config.proc_root, os_tracer.get(),
-                   SeriesSettings{config.metrics.process_histograms}, cuda);
-    GpuHealthCollector gpu_health(gpu_health_settings(config), cuda, gpus, journal);
-    DetectorCollector detectors(detector_settings(config), cuda, os, gpus, call_sites.recorder(),
-                                journal);
-    BpfMapsCollector bpf_maps(os_tracer.get(), cuda);
-    std::vector<Collector *> collectors{&cuda};
-    if (nvml_collector)
-      collectors.push_back(&*nvml_collector);
-    collectors.insert(collectors.end(), {&os, &gpu_health, &detectors, &call_sites, &bpf_maps});
-    DaemonLoop loop(config.scan_interval, collectors, cuda, publisher, notifier);
+    DaemonCollectors collectors(config, {.cuda = tracer,
+                                         .os = os_tracer.get(),
+                                         .nvml = config.nvml.enabled,
+                                         .nvml_api = nvml.get(),
+                                         .journal = config.alerts.journal ? &system_journal
+                                                                          : nullptr});
+    DaemonLoop loop(config.scan_interval, collectors.in_order(), collectors.cuda(), publisher,
+                    notifier);
 
     HttpServerOptions web;
     web.listen = config.listen;

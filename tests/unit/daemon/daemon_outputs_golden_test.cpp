@@ -148,7 +148,7 @@ TEST_F(FixtureHost, EverythingPublishedMatchesTheGolden) {
 TEST_F(FixtureHost, EachCollectorsSeriesMatchItsGolden) {
   auto &daemon = run();
   std::set<std::string> names;
-  for (auto *collector : daemon.in_order()) {
+  for (auto *collector : daemon.collectors.in_order()) {
     std::string text;
     TextSink sink(text);
     collector->write(sink);

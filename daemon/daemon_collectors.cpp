@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/daemon_collectors.h"
+
+namespace neutracer {
+
+DaemonCollectors::DaemonCollectors(const Config &config, const CollectorSources &sources)
+    : journal_(sources.journal), call_sites_(config, sources.cuda),
+      cuda_(cuda_collector_settings(config), sources.cuda, call_sites_.recorder()),
+      nvml_(sources.nvml
+                ? std::make_unique<NvmlCollector>(sources.nvml_api, config.scan_interval, cuda_)
+                : nullptr),
+      os_(config.proc_root, sources.os, SeriesSettings{config.metrics.process_histograms}, cuda_),
+      gpu_health_(gpu_health_settings(config), cuda_, nvml_.get(), journal_),
+      detectors_(detector_settings(config), cuda_, os_, nvml_.get(), call_sites_.recorder(),
+                 journal_),
+      bpf_maps_(sources.os, cuda_) {
+  if (nvml_)
+    cuda_.use_gpu_saturation([this](int pid) { return nvml_->saturated(pid); });
+}
+
+std::vector<Collector *> DaemonCollectors::in_order() {
+  std::vector<Collector *> list{&cuda_};
+  if (nvml_)
+    list.push_back(nvml_.get());
+  list.insert(list.end(), {&os_, &gpu_health_, &detectors_, &call_sites_, &bpf_maps_});
+  return list;
+}
+
+} // namespace neutracer
