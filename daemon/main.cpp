@@ -109,6 +109,7 @@ int main(int argc, char **argv) {
     // results it reads.
     CallSitesCollector call_sites(config, tracer);
     CudaCollector cuda(cuda_collector_settings(config), tracer, call_sites.recorder());
+    cuda.use_journal(journal);
     std::optional<NvmlCollector> nvml_collector;
     if (config.nvml.enabled) {
       nvml_collector.emplace(nvml.get(), config.scan_interval, cuda);
