@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "common/descriptor_reserve.h"
 #include "common/monotonic_clock.h"
 #include "common/open_file_limit.h"
 #include "common/proc_parsers.h"
@@ -89,7 +90,10 @@ CudaCollector::CudaCollector(const CudaCollectorSettings &settings, CudaTracing 
 }
 
 DiscoveryResult CudaCollector::discover() {
-  auto discovery = discover_cuda_processes(procfs_);
+  std::vector<int> traced;
+  for (const auto &[id, process] : state_.processes())
+    traced.push_back(id.pid);
+  auto discovery = discover_cuda_processes(procfs_, traced);
   // The daemon maps libcuda itself once NVML is loaded: it never traces itself.
   std::erase_if(discovery.processes,
                 [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
@@ -122,6 +126,8 @@ bool CudaCollector::scan() {
   const auto removed = state_.update_processes(discovery, [&](const ProcessId &id) {
     if (discovery.unknown(id.pid))
       return true;
+    if (discovery.seen_gone(id.pid)) // its stat cannot be opened either: EMFILE comes first
+      return false;
     const FdLimitWatch reading(procfs_);
     const auto start_ticks = process_start_ticks(procfs_, id.pid);
     return start_ticks == id.start_ticks || (!start_ticks && reading.hit());
@@ -141,8 +147,13 @@ bool CudaCollector::scan() {
     state_.tick(std::chrono::duration<double>(now - last_tick_).count());
   last_tick_ = now;
   count_processes(discovery);
-  if (scan_reads.hit() || attach_out_of_descriptors)
-    report_fd_limit(discovery, attach_out_of_descriptors);
+  // Put off here or between scans (a process's first calls attach its probes at once).
+  const bool put_off = tracer_.attaches_put_off() != attaches_put_off_ || images_put_off_;
+  attaches_put_off_ = tracer_.attaches_put_off();
+  if (scan_reads.hit() || attach_out_of_descriptors || put_off)
+    report_fd_limit(discovery, attach_out_of_descriptors, put_off);
+  else if (const auto line = fd_limit_warning_.clear())
+    spdlog::info("{}", *line);
   const auto kept = state_.kernel_name_bytes();
   name_bytes_released_ =
       kept < name_bytes && name_bytes - kept >= kTrimAfterReleasedNameBytes ? name_bytes - kept : 0;
@@ -220,10 +231,20 @@ void CudaCollector::forget_replaced_images(LaunchCounts &launches, InflightCalls
 void CudaCollector::track_images() {
   std::erase_if(images_,
                 [&](const auto &entry) { return !state_.processes().contains(entry.first); });
-  for (const auto &[id, process] : state_.processes())
-    if (process.discovered && !images_.contains(id))
-      if (auto image = ProcessImage::open(procfs_, id.pid))
-        images_.emplace(id, std::move(*image));
+  images_put_off_ = false;
+  std::optional<DescriptorReserve> reserve; // one descriptor per process: as the tracer's links
+  for (const auto &[id, process] : state_.processes()) {
+    if (!process.discovered || images_.contains(id))
+      continue;
+    if (!reserve)
+      reserve.emplace();
+    if (!reserve->full()) {
+      images_put_off_ = true; // opened at a later scan
+      break;
+    }
+    if (auto image = ProcessImage::open(procfs_, id.pid))
+      images_.emplace(id, std::move(*image));
+  }
 }
 
 // Call sites: the scan's waits in progress and launch stacks.
@@ -270,9 +291,12 @@ void CudaCollector::count_processes(const DiscoveryResult &discovery) {
   health_.unreadable_processes = discovery.unreadable;
 }
 
-void CudaCollector::report_fd_limit(const DiscoveryResult &discovery, bool attach_failed) {
+void CudaCollector::report_fd_limit(const DiscoveryResult &discovery, bool attach_failed,
+                                    bool put_off) {
   ++health_.fd_limit_scans;
   FdLimitScan scan;
+  scan.exits_seen = discovery.gone.size();
+  scan.attach_put_off = put_off;
   scan.unread_processes = discovery.fd_limited.size();
   scan.pids_unlisted = discovery.pids_unlisted;
   scan.attach_failed = attach_failed;
@@ -280,8 +304,11 @@ void CudaCollector::report_fd_limit(const DiscoveryResult &discovery, bool attac
   scan.traced = {state_.processes().size(), tracer_.attached().size(), tracer_.probe_count(),
                  // Exact mode's per-process naming probes are 2 of these links: a bound.
                  launch_probes_.per_process(), settings_.max_connections};
-  if (const auto message = fd_limit_warning_.note(scan, std::chrono::steady_clock::now()))
+  if (const auto message = fd_limit_warning_.note(scan, std::chrono::steady_clock::now())) {
     spdlog::error("{}", *message);
+    if (journal_)
+      journal_->write(fd_limit_journal_entry(scan, *message));
+  }
 }
 
 void CudaCollector::write(MetricSink &sink) const {

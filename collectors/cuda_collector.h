@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectors/collector.h"
+#include "collectors/counted_journal.h"
 #include "collectors/fd_limit_warning.h"
 #include "common/process_image.h"
 #include "common/procfs.h"
@@ -66,6 +67,8 @@ public:
   void use_gpu_saturation(std::function<bool(int)> saturated) {
     gpu_saturated_ = std::move(saturated);
   }
+  // Where running out of file descriptors is written, besides the log (at most once a minute).
+  void use_journal(CountedJournal &journal) { journal_ = &journal; }
 
   const CudaState &state() const { return state_; }
   const std::vector<HostGpu> &host_gpus() const { return host_gpus_; }
@@ -88,7 +91,7 @@ private:
   void track_images();
   void record_sites(const InflightCalls &inflight);
   void read_visible_gpus();
-  void report_fd_limit(const DiscoveryResult &discovery, bool attach_failed);
+  void report_fd_limit(const DiscoveryResult &discovery, bool attach_failed, bool put_off);
   void count_processes(const DiscoveryResult &discovery);
 
   CudaCollectorSettings settings_;
@@ -103,7 +106,10 @@ private:
   KubernetesPodNames pod_names_;
   DockerContainerNames docker_names_; // names of containers outside Kubernetes
   FdLimitWarning fd_limit_warning_;
+  CountedJournal *journal_ = nullptr;
   std::map<ProcessId, ProcessImage> images_;    // of traced processes, to notice an exec
+  bool images_put_off_ = false;                 // this scan left some unopened: descriptors
+  std::uint64_t attaches_put_off_ = 0;          // the tracer's count at the last scan
   std::vector<LaunchStackCount> launch_stacks_; // this scan's read
   std::vector<BpfMapOccupancy> map_occupancy_;
   std::map<ProcessId, std::vector<MemoryChange>> changes_;

@@ -2,6 +2,9 @@
 #include "collectors/fd_limit_warning.h"
 
 #include <sys/resource.h>
+#include <utility>
+
+#include "common/descriptor_reserve.h"
 
 namespace neutracer {
 namespace {
@@ -24,6 +27,13 @@ std::string fd_limit_message(const FdLimitScan &scan) {
   if (scan.attach_failed)
     what += std::string(what.empty() ? "" : "; ") +
             "driver probes could not be attached (retried at the next scan)";
+  if (scan.attach_put_off)
+    what += std::string(what.empty() ? "" : "; ") +
+            "new processes and driver files are not attached until descriptors free up (" +
+            std::to_string(kReservedDescriptors) + " kept free for the scan and /metrics)";
+  if (scan.exits_seen > 0)
+    what += "; " + std::to_string(scan.exits_seen) +
+            " traced processes were seen to exit all the same (their /proc folder is gone)";
   const auto &t = scan.traced;
   const auto per_process =
       kDescriptorsPerProcess + (t.per_process_launch_probes ? kLaunchLinksPerProcessAndLibrary : 0);
@@ -39,12 +49,29 @@ std::string fd_limit_message(const FdLimitScan &scan) {
          "raise LimitNOFILE (docs/operations.md, \"Open file limit\")";
 }
 
+JournalEntry fd_limit_journal_entry(const FdLimitScan &scan, const std::string &message) {
+  JournalEntry entry;
+  entry.message_id = std::string(kFdLimitMessageId);
+  entry.priority = 3;
+  entry.message = "neutracerd " + message;
+  entry.fields = {{"RLIMIT_NOFILE_SOFT", limit_text(scan.limit.soft)},
+                  {"RLIMIT_NOFILE_HARD", limit_text(scan.limit.hard)},
+                  {"DESCRIPTORS_NEEDED", std::to_string(descriptors_needed(scan.traced))},
+                  {"TRACED_PROCESSES", std::to_string(scan.traced.processes)},
+                  {"UNREAD_PROCESSES", std::to_string(scan.unread_processes)},
+                  {"PROC_UNLISTED", scan.pids_unlisted ? "1" : "0"},
+                  {"ATTACH_PUT_OFF", scan.attach_put_off || scan.attach_failed ? "1" : "0"}};
+  return entry;
+}
+
 std::optional<std::string> FdLimitWarning::note(const FdLimitScan &scan,
                                                 std::chrono::steady_clock::time_point now) {
+  ++run_scans_;
   if (last_ && now - *last_ < interval_) {
     ++unlogged_scans_;
     return std::nullopt;
   }
+  run_logged_ = true;
   auto message = fd_limit_message(scan);
   if (unlogged_scans_ > 0)
     message += " (" + std::to_string(unlogged_scans_ + 1) + " scans hit the limit since the last " +
@@ -52,6 +79,14 @@ std::optional<std::string> FdLimitWarning::note(const FdLimitScan &scan,
   last_ = now;
   unlogged_scans_ = 0;
   return message;
+}
+
+std::optional<std::string> FdLimitWarning::clear() {
+  const auto scans = std::exchange(run_scans_, 0);
+  if (!std::exchange(run_logged_, false))
+    return std::nullopt;
+  return "file descriptors available again after " + std::to_string(scans) +
+         " scans at the limit: every process is read and attached again";
 }
 
 } // namespace neutracer

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -43,6 +44,12 @@ int ProcFs::open_file(int pid, std::string_view file) const {
 }
 
 std::vector<int> ProcFs::list_pids() const { return numeric_entries(root_); }
+
+bool ProcFs::gone(int pid) const {
+  struct stat folder {};
+  return ::stat((root_ / std::to_string(pid)).c_str(), &folder) != 0 &&
+         (errno == ENOENT || errno == ESRCH);
+}
 
 std::vector<int> ProcFs::list_thread_ids(int pid) const {
   return numeric_entries(root_ / std::to_string(pid) / "task");

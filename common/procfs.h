@@ -24,6 +24,10 @@ public:
   // process.
   std::vector<int> list_pids() const;
 
+  // Whether `pid` is certainly gone: its folder is missing. Takes no descriptor (stat), so it
+  // still answers when every read above fails for lack of them.
+  bool gone(int pid) const;
+
   // The process's thread ids (/proc/<pid>/task); empty when it is gone.
   std::vector<int> list_thread_ids(int pid) const;
 

@@ -54,7 +54,12 @@ std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
 } // namespace
 
 bool DiscoveryResult::unknown(int pid) const {
-  return pids_unlisted || std::binary_search(fd_limited.begin(), fd_limited.end(), pid);
+  return (pids_unlisted && !std::binary_search(gone.begin(), gone.end(), pid)) ||
+         std::binary_search(fd_limited.begin(), fd_limited.end(), pid);
+}
+
+bool DiscoveryResult::seen_gone(int pid) const {
+  return std::binary_search(gone.begin(), gone.end(), pid);
 }
 
 std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid) {
@@ -71,13 +76,21 @@ std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid) 
   return process;
 }
 
-DiscoveryResult discover_cuda_processes(const ProcFs &procfs) {
+DiscoveryResult discover_cuda_processes(const ProcFs &procfs, const std::vector<int> &traced) {
   DiscoveryResult result;
   std::map<LibraryId, CudaLibrary> libraries;
   std::set<LibraryId> reached_through_mapping; // libraries whose open path is a map_files entry
   const FdLimitWatch listing(procfs);
   auto pids = procfs.list_pids();
   result.pids_unlisted = listing.hit();
+  // Out of descriptors, exits are still seen: otherwise the links of processes that exited
+  // are never closed and the descriptors never come back.
+  if (result.pids_unlisted) {
+    for (const int pid : traced)
+      if (procfs.gone(pid))
+        result.gone.push_back(pid);
+    std::sort(result.gone.begin(), result.gone.end());
+  }
   std::sort(pids.begin(), pids.end());
   for (const int pid : pids) {
     std::vector<MapsEntry> cuda_maps;

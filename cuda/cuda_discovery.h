@@ -40,12 +40,18 @@ struct DiscoveryResult {
   // they still run, and what they map, is unknown this scan, which is not an exit. Sorted.
   std::vector<int> fd_limited;
   bool pids_unlisted = false; // /proc itself could not be opened for the same reason
+  // Then: the traced processes (as passed to discovery) whose /proc folder is missing, which
+  // needs no descriptor to see: exited, whatever else is unknown. Sorted.
+  std::vector<int> gone;
   bool hit_fd_limit() const { return pids_unlisted || !fd_limited.empty(); }
   // Whether this scan says nothing about `pid` (it read neither its presence nor its absence).
   bool unknown(int pid) const;
+  // Whether `pid` is in `gone`: exited, though nothing of it could be read.
+  bool seen_gone(int pid) const;
 };
 
-DiscoveryResult discover_cuda_processes(const ProcFs &procfs);
+// `traced`: the processes traced so far, checked one by one when /proc cannot be listed.
+DiscoveryResult discover_cuda_processes(const ProcFs &procfs, const std::vector<int> &traced = {});
 // The same for one process (its libraries' ids only); nullopt when it maps no libcuda or is gone.
 std::optional<CudaProcess> discover_cuda_process(const ProcFs &procfs, int pid);
 

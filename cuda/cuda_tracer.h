@@ -76,8 +76,11 @@ public:
   std::vector<LaunchCount> read_launch_counts() const override;
 
   // LaunchProbeControl (per_process_launch_probes only).
+  // Both attach calls put off (nothing attached, retried later) while fewer than
+  // kReservedDescriptors are free.
   std::size_t attach_launch_probes(int pid, const std::vector<LibraryId> &libraries,
                                    bool with_name_calls, std::string &first_error) override;
+  std::uint64_t attaches_put_off() const override { return attaches_put_off_; }
   void detach_launch_probes(int pid) override;
   void set_launch_gate(std::uint32_t tgid, bool open) override;
   LaunchGateHits launch_gate_hits(std::uint32_t tgid) const override;
@@ -158,6 +161,7 @@ private:
   std::uint32_t stack_depth_ = 0;
   std::map<LibraryId, LaunchLibrary> launch_libraries_;
   std::map<int, std::vector<UniqueFd>> process_launch_links_; // uprobe_multi links
+  std::uint64_t attaches_put_off_ = 0;
   // Declared last: destroyed first, so links being removed never outlive their programs.
   LinkReaper reaper_;
 };

@@ -74,6 +74,9 @@ public:
   virtual void forget_kernel_functions(
       const std::function<bool(std::uint32_t, std::uint64_t)> &gone) = 0;
   virtual TracerStats stats() const = 0;
+  // Attaches put off since start because fewer than kReservedDescriptors were free
+  // (common/descriptor_reserve.h): retried later, never counted as attach errors.
+  virtual std::uint64_t attaches_put_off() const { return 0; }
   virtual std::uint32_t launch_map_max_entries() const = 0;
   virtual std::uint32_t inflight_map_max_entries() const = 0;
 };

@@ -14,6 +14,7 @@ DaemonCollectors::DaemonCollectors(const Config &config, const CollectorSources 
       detectors_(detector_settings(config), cuda_, os_, nvml_.get(), call_sites_.recorder(),
                  journal_),
       bpf_maps_(sources.os, cuda_) {
+  cuda_.use_journal(journal_);
   if (nvml_)
     cuda_.use_gpu_saturation([this](int pid) { return nvml_->saturated(pid); });
 }

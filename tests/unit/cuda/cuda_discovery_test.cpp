@@ -362,6 +362,29 @@ TEST(DiscoveryFdLimit, ProcessesNotListedAreUnknownNotGone) {
   EXPECT_EQ(complete.processes.size(), 2u);
 }
 
+// Issue 33: out of descriptors, a traced process whose /proc folder is missing is still seen
+// to have exited (its links can then be closed); one still there stays unknown.
+TEST(DiscoveryFdLimit, TracedProcessesMissingFromProcAreGoneWithoutDescriptors) {
+  TempProc proc;
+  proc.copy_scenario("shared_library");
+  const ProcFs procfs(proc.root());
+  DiscoveryResult discovery;
+  {
+    const DescriptorsExhausted exhausted;
+    discovery = discover_cuda_processes(procfs, {100, 4242, 77});
+  }
+  ASSERT_TRUE(discovery.pids_unlisted);
+  EXPECT_EQ(discovery.gone, (std::vector<int>{77, 4242}));
+  EXPECT_TRUE(discovery.unknown(100)) << "still in /proc: not read, so not gone";
+  EXPECT_FALSE(discovery.unknown(4242));
+  EXPECT_FALSE(discovery.unknown(77));
+  EXPECT_TRUE(discovery.unknown(5000)) << "not traced, not checked";
+  EXPECT_TRUE(discovery.seen_gone(4242));
+  EXPECT_FALSE(discovery.seen_gone(100));
+  // Listed normally, the list says it all: nothing is checked one by one.
+  EXPECT_TRUE(discover_cuda_processes(procfs, {4242}).gone.empty());
+}
+
 TEST(DiscoveryFdLimit, UnknownIsPerProcess) {
   DiscoveryResult discovery;
   discovery.fd_limited = {100, 300};

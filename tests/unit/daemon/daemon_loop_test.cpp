@@ -290,6 +290,38 @@ TEST_F(DaemonLoopTest, FdLimitViaPrlimitKeepsLiveProcessesAndNamesTheLimit) {
   EXPECT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
 }
 
+// Issue 33: out of descriptors, a traced process that exits is still noticed (its /proc folder
+// is gone, which takes no descriptor to see): its state and per-process probes go, so their
+// descriptors come back; the one still running is kept. The end of the condition is logged.
+TEST_F(DaemonLoopTest, FdLimitStillSeesExitsAndLogsWhenDescriptorsAreBack) {
+  tracing_.per_process = true;
+  test::TestDaemon loop(config(LaunchCounting::adaptive), tracing_, publisher_, notifier_);
+  loop.scan_once();
+  ASSERT_EQ(sample(*publisher_.latest(), "neutracer_cuda_processes", {}), 2);
+  ASSERT_TRUE(tracing_.launch_probes.contains(200));
+
+  std::ostringstream log;
+  const auto previous_logger = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "fd_limit_test", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  std::filesystem::remove_all(proc_.root() / "200"); // pid 200 exits
+  {
+    const DescriptorsExhausted exhausted;
+    loop.scan_once();
+    loop.scan_once();
+  }
+  const auto snapshot = publisher_.latest();
+  EXPECT_EQ(sample(*snapshot, "neutracer_scan_errors_total", {{"reason", "fd_limit"}}), 2);
+  EXPECT_EQ(sample(*snapshot, "neutracer_cuda_processes", {}), 1);
+  EXPECT_FALSE(tracing_.launch_probes.contains(200)) << "the exited process's links stay";
+  EXPECT_TRUE(tracing_.launch_probes.contains(100)) << "a live process not read was dropped";
+  loop.scan_once();
+  spdlog::set_default_logger(previous_logger);
+  const auto text = log.str();
+  EXPECT_NE(text.find("1 traced processes were seen to exit"), std::string::npos) << text;
+  EXPECT_NE(text.find("file descriptors available again after 2 scans"), std::string::npos) << text;
+}
+
 } // namespace
 } // namespace neutracer
 
