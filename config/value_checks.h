@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-namespace neutracer {
+#include "config/problem.h"
 
-using Problem = std::optional<std::string>;
+namespace neutracer {
 
 // Connections beyond the admitted requests, kept to answer refusals (503, 429, 401, 400).
 inline constexpr std::uint32_t kSpareConnections = 8;

@@ -10,9 +10,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace neutracer {
+#include "config/problem.h"
 
-using Problem = std::optional<std::string>;
+namespace neutracer {
 
 // "FILE:LINE: " with the 1-based line, or "FILE: " when yaml-cpp has no position.
 std::string location(const std::string &source, const YAML::Mark &mark);
