@@ -10,12 +10,15 @@
 
 #include "neutracer_abi.h"
 
-/* Start time of the calling process (its group leader), as /proc/<pid>/stat reports it, in ns. */
+/*
+ * Start time of the calling process (its group leader), as /proc/<pid>/stat reports it, in ns.
+ * Direct loads through the BTF task pointer: no bpf_probe_read_kernel call on the launch path.
+ */
 static __always_inline __u64 current_process_start_ns(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	return BPF_CORE_READ(task, group_leader, start_boottime);
+	return task->group_leader->start_boottime;
 }
 
 #define DEFINE_STATS_MAP                                                                           \
@@ -47,8 +50,7 @@ static __always_inline __u64 current_process_start_ns(void)
                                                                                                    \
 	static __always_inline __u64 current_thread_start_ns(void)                                 \
 	{                                                                                          \
-		struct task_struct *task = bpf_get_current_task_btf();                             \
-		return BPF_CORE_READ(task, start_boottime);                                        \
+		return bpf_get_current_task_btf()->start_boottime;                                 \
 	}                                                                                          \
                                                                                                    \
 	/* The calling thread's current CUcontext, 0 when we never saw it set. */                \
