@@ -522,10 +522,14 @@ def run_symhits(argv):
     """launch_cost/symhits for one pid: "attaches" (probes_on), counts the launches the
     process's state file gains, prints the FINAL block on SIGINT / SIGTERM and "detaches"."""
     pid, names, mode, duration = None, "cuLaunchKernel", "multi", 0.0
+    factor = os.environ.get("NT_BENCH_FAKE_BARE_FACTOR", "1.04")
     i = 0
     while i < len(argv):
-        if argv[i] in ("--lib", "--prefix"):
+        if argv[i] in ("--lib", "--prefix", "--prog", "--prog-ex", "--set"):
             i += 2
+        elif argv[i] == "--object":  # the daemon's launch program: dearer than the bare one
+            factor = os.environ.get("NT_BENCH_FAKE_EXACT_FACTOR", "1.06")
+            names, i = "launches", i + 2
         elif argv[i] == "--sym":
             names, i = argv[i + 1], i + 2
         elif argv[i] == "--pid":
@@ -542,7 +546,7 @@ def run_symhits(argv):
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     time.sleep(0.02)  # loading and attaching
     before = launches_of(pid)
-    set_probes_on(os.environ.get("NT_BENCH_FAKE_BARE_FACTOR", "1.04"))
+    set_probes_on(factor)
     print(f"ATTACHED {len(names.split(','))} {mode}", flush=True)
     deadline = time.monotonic() + duration if duration > 0 else None
     while not stop.wait(0.05) and (deadline is None or time.monotonic() < deadline):

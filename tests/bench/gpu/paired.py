@@ -26,6 +26,12 @@ with CLOCK_MONOTONIC, while a toggler switches probes on and off on that very pr
             [CPU, CUDA]) in blocks of about --block seconds (torch_workloads.py
             --profiler-blocks); on = after enter returned to before exit started; enter and exit
             are left out. Not for `raw`.
+  exact     as bare, but symhits' probes run the daemon's own launch programs
+            (--launch-object, the build's bpf/cuda_launch.bpf.o: launch_handle_arg1, and
+            launch_handle_arg2 on the Ex entries) with the daemon's defaults set in it
+            (launch_stack_every 1000, capture_stacks 1) and its counting map: what exact mode
+            runs per launch, switched on and off inside one process, which the daemon's own
+            system-wide probes cannot be. exact − bare is the program's price beyond the trap.
 
 Each chunk is "on" if it lies inside an on-interval shrunk by --settle at both ends, "off" if it
 lies inside the stretch between two on-intervals shrunk likewise, else it is left out (it
@@ -79,7 +85,7 @@ from count_error import wait_for  # noqa: E402  (nt_common's)
 from nt_common import fetch, parse_prometheus  # noqa: E402
 
 WORKLOADS = ["raw", "eager", "cnn", "transformer"]
-TOGGLERS = ["daemon", "bare", "profiler"]
+TOGGLERS = ["daemon", "bare", "exact", "profiler"]
 BASE_CONFIG = ("cuda: {launch_counting: adaptive, launch_sample_fraction: 0.5, "
                "launch_sample_period: 2s}\n")
 CONFIG_KEYS = (r"launch_counting\s*:\s*adaptive\b", r"launch_sample_fraction\s*:",
@@ -90,8 +96,8 @@ KNOWN_LAUNCHES = {"raw": 1.0, "eager": 2.0}  # per step: one launch; mul and add
 RAW_CHUNK, RAW_WARMUP = 15000, 20000  # 35-75 ms of launches per chunk (2.3-5 µs each)
 # Seconds a pair takes beyond --seconds (start-up, hand-shakes, the daemon's stop), until
 # measured: then the longest seen so far + 10 %.
-OVERHEAD_GUESS = {"daemon": 40.0, "bare": 15.0, "profiler": 20.0}
-OVERHEAD_GUESS_FAKE = {"daemon": 4.0, "bare": 2.0, "profiler": 2.0}
+OVERHEAD_GUESS = {"daemon": 40.0, "bare": 15.0, "exact": 15.0, "profiler": 20.0}
+OVERHEAD_GUESS_FAKE = {"daemon": 4.0, "bare": 2.0, "exact": 2.0, "profiler": 2.0}
 
 
 class SetupError(Exception):
@@ -429,20 +435,24 @@ def table(rows):
 
 
 def daemon_vs_bare(rows):
-    """Per workload: the daemon's cost per launch minus the bare trap's (target ≤ 100 ns)."""
+    """Per workload: the daemon's and the exact program's cost per launch minus the bare trap's
+    (target ≤ 100 ns)."""
     out = []
     by = {(r["workload"], r["toggler"]): r for r in rows}
     for w in WORKLOADS:
-        d, b = by.get((w, "daemon")), by.get((w, "bare"))
-        if not d or not b or d.get("cost_ns") is None or b.get("cost_ns") is None:
-            continue
-        diff = d["cost_ns"] - b["cost_ns"]
-        halves = [abs(x["cost_ci_ns"][1] - x["cost_ns"]) for x in (d, b) if x.get("cost_ci_ns")]
-        half = math.sqrt(sum(h * h for h in halves)) if len(halves) == 2 else None
-        out.append(f"- {w}: daemon − bare = {diff:+.0f} ns per launch"
-                   + (f" (± {half:.0f} ns, the two intervals' half widths combined)" if half
-                      else "") + (" — within the 100 ns target" if diff <= 100 else
-                                  " — **above the 100 ns target**"))
+        b = by.get((w, "bare"))
+        for toggler in ("daemon", "exact"):
+            d = by.get((w, toggler))
+            if not d or not b or d.get("cost_ns") is None or b.get("cost_ns") is None:
+                continue
+            diff = d["cost_ns"] - b["cost_ns"]
+            halves = [abs(x["cost_ci_ns"][1] - x["cost_ns"]) for x in (d, b)
+                      if x.get("cost_ci_ns")]
+            half = math.sqrt(sum(h * h for h in halves)) if len(halves) == 2 else None
+            out.append(f"- {w}: {toggler} − bare = {diff:+.0f} ns per launch"
+                       + (f" (± {half:.0f} ns, the two intervals' half widths combined)" if half
+                          else "") + (" — within the 100 ns target" if diff <= 100 else
+                                      " — **above the 100 ns target**"))
     return out
 
 
@@ -647,6 +657,7 @@ class Settings:
     daemon_env: dict = None
     cuda_cmd: list = None            # nt_cuda_bench (raw), or fake.py cuda
     symhits_cmd: list = None         # launch_cost/symhits, or fake.py symhits
+    launch_object: str = ""          # exact toggler: the daemon's cuda_launch.bpf.o
     python: str = sys.executable
     workload_env: dict = None
     port: int = 19559
@@ -773,7 +784,13 @@ class DaemonRun:
             return parse_windows(f.read(), pid)
 
 
-def bare_blocks(s, wl, pid, lib, folder, row):
+def exact_program_args(s):
+    """symhits arguments that make its probes run the daemon's launch programs (exact toggler)."""
+    return ["--object", s.launch_object, "--prog", "launch_handle_arg1", "--prog-ex",
+            "launch_handle_arg2", "--set", "launch_stack_every=1000", "--set", "capture_stacks=1"]
+
+
+def bare_blocks(s, wl, pid, lib, folder, row, program_args=()):
     """Alternates blocks without and with symhits on the pid until the workload's RESULT.
     Returns (result line, on-intervals, excluded intervals, [(from, to, hits)])."""
     on, excluded, hits = [], [], []
@@ -790,7 +807,7 @@ def bare_blocks(s, wl, pid, lib, folder, row):
         n += 1
         t_spawn = time.monotonic()
         cmd = s.symhits_cmd + ["--lib", lib, "--sym", LAUNCH_SYMBOLS, "--pid", str(pid),
-                               "--" + mode]
+                               "--" + mode] + list(program_args)
         sh = Proc(cmd, s.workload_env, os.path.join(folder, f"symhits-{n}"), cpus=s.daemon_cpus)
         try:
             try:
@@ -844,14 +861,15 @@ def run_pair(s, workload, toggler, log):
         if toggler == "daemon":
             daemon = DaemonRun(s, folder)
             daemon.wait_listed(pid, s.limit(60))
-        elif toggler == "bare":
+        elif toggler in ("bare", "exact"):
             lib = "fake-libcuda.so.1" if s.fake else libcuda_of(pid)
             row["libcuda"] = lib
         touch(os.path.join(sync, "go"))
         log(f"{workload} / {toggler}: pid {pid} running for {s.seconds:g} s")
         on, excluded, hits = [], [], []
-        if toggler == "bare":
-            got, on, excluded, hits = bare_blocks(s, wl, pid, lib, folder, row)
+        if toggler in ("bare", "exact"):
+            got, on, excluded, hits = bare_blocks(
+                s, wl, pid, lib, folder, row, exact_program_args(s) if toggler == "exact" else ())
         else:
             got = wl.expect("RESULT", s.limit(s.seconds + 300))
         try:
@@ -877,7 +895,7 @@ def run_pair(s, workload, toggler, log):
         row.update(analyse(result, on, excluded, s.settle, s.warmup))
         row["measured_launches_per_step"] = (launches_from_hits(chunks_of(result), hits)
                                              if hits else None)
-        row["symhits_blocks"] = len(hits) if toggler == "bare" else None
+        row["symhits_blocks"] = len(hits) if toggler in ("bare", "exact") else None
         row["value"], row["unit"] = result.get("value"), result.get("unit")
         row["status"] = "ok" if row["stats"]["mean"] is not None else "no ratio"
         if row["status"] != "ok":
@@ -1033,6 +1051,8 @@ def parse_args(argv):
     p.add_argument("--port", type=int, default=19559)
     p.add_argument("--symhits", default=os.path.join(HERE, "launch_cost", "symhits"),
                    help="launch_cost/symhits (make there)")
+    p.add_argument("--launch-object", help="exact toggler: the daemon's cuda_launch.bpf.o "
+                   "(default: bpf/cuda_launch.bpf.o beside the binary)")
     p.add_argument("--bare-mode", choices=["multi", "perf"], default="multi",
                    help="symhits' uprobes: one uprobe_multi link (falls back to perf-event "
                    "uprobes when refused) or perf-event uprobes")
@@ -1071,16 +1091,20 @@ def settings_from_args(args, state_dir):
         env["NT_BENCH_FAKE_STATE"] = daemon_env["NT_BENCH_FAKE_STATE"] = state_dir
         fake = [sys.executable, os.path.join(HERE, "fake.py")]
         daemon_cmd, symhits_cmd, cuda_cmd = fake + ["daemon"], fake + ["symhits"], fake + ["cuda"]
+        launch_object = "fake-cuda_launch.bpf.o"
     else:
         daemon_cmd = [os.path.abspath(args.binary)]
         lib = os.path.join(os.path.dirname(daemon_cmd[0]), "lib")
         if os.path.isdir(lib):
             daemon_env["LD_LIBRARY_PATH"] = lib + ":" + daemon_env.get("LD_LIBRARY_PATH", "")
         symhits_cmd = [os.path.abspath(args.symhits)]
+        launch_object = os.path.abspath(args.launch_object or os.path.join(
+            os.path.dirname(daemon_cmd[0]), "bpf", "cuda_launch.bpf.o"))
         cuda_cmd = [os.path.abspath(args.cuda_bench)] if args.cuda_bench else None
     return Settings(
         outdir=os.path.abspath(args.outdir), daemon_cmd=daemon_cmd, daemon_env=daemon_env,
-        cuda_cmd=cuda_cmd, symhits_cmd=symhits_cmd, python=args.python, workload_env=env,
+        cuda_cmd=cuda_cmd, symhits_cmd=symhits_cmd, launch_object=launch_object,
+        python=args.python, workload_env=env,
         port=args.port, extra_config=extra, seconds=args.seconds, block=args.block,
         settle=args.settle, warmup=args.warmup,
         daemon_cpus=parse_cpus(args.daemon_cpus, allowed=allowed),
@@ -1096,11 +1120,14 @@ def check_setup(s, args):
         raise SetupError(f"something listens on 127.0.0.1:{s.port}; stop it or pass --port")
     if s.fake:
         return
-    if set(args.togglers) & {"daemon", "bare"} and os.geteuid() != 0:
-        raise SetupError("the daemon and bare togglers attach uprobes: run as root")
+    if set(args.togglers) & {"daemon", "bare", "exact"} and os.geteuid() != 0:
+        raise SetupError("the daemon, bare and exact togglers attach uprobes: run as root")
     if "daemon" in args.togglers and not os.access(s.daemon_cmd[0], os.X_OK):
         raise SetupError(f"{s.daemon_cmd[0]} is not an executable file")
-    if "bare" in args.togglers and not os.access(s.symhits_cmd[0], os.X_OK):
+    if "exact" in args.togglers and not os.path.isfile(s.launch_object):
+        raise SetupError(f"{s.launch_object} is missing: pass --launch-object (the build's "
+                         "bpf/cuda_launch.bpf.o)")
+    if set(args.togglers) & {"bare", "exact"} and not os.access(s.symhits_cmd[0], os.X_OK):
         raise SetupError(f"{s.symhits_cmd[0]} is missing: make -C tests/bench/gpu/launch_cost "
                          "symhits")
     others = other_neutracerds()

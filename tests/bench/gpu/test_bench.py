@@ -362,7 +362,7 @@ class Paired(unittest.TestCase):
     def test_fake_run_sees_each_toggler(self):
         with tempfile.TemporaryDirectory() as out:
             cmd = [sys.executable, os.path.join(HERE, "paired.py"), "/nonexistent", out, "--fake",
-                   "--workloads", "eager", "--togglers", "daemon,bare,profiler", "--seconds", "11",
+                   "--workloads", "eager", "--togglers", "daemon,bare,exact,profiler", "--seconds", "11",
                    "--warmup", "3", "--port", str(free_port()), "--seed", "3"]
             res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  timeout=240)
@@ -372,7 +372,7 @@ class Paired(unittest.TestCase):
             with open(os.path.join(out, "paired.md")) as f:
                 md = f.read()
         rows = {r["toggler"]: r for r in data["rows"]}
-        self.assertEqual(sorted(rows), ["bare", "daemon", "profiler"])
+        self.assertEqual(sorted(rows), ["bare", "daemon", "exact", "profiler"])
         for name, row in rows.items():
             self.assertEqual(row["status"], "ok", row)
             # the fake on-states slow it
@@ -382,10 +382,13 @@ class Paired(unittest.TestCase):
         self.assertGreater(rows["profiler"]["stats"]["mean"], 1.15)
         self.assertGreater(rows["daemon"]["on_intervals"], 2)  # windows read from the log
         self.assertAlmostEqual(rows["bare"]["measured_launches_per_step"], 2.0, delta=0.2)
+        # the daemon's program, counted through its own map
+        self.assertAlmostEqual(rows["exact"]["measured_launches_per_step"], 2.0, delta=0.2)
         self.assertEqual(rows["daemon"]["launches_per_step_source"], "counted by symhits")
         self.assertIsNotNone(rows["daemon"]["cost_ns"])
         self.assertIn("| eager | profiler | ", md)
         self.assertIn("daemon − bare", md)
+        self.assertIn("exact − bare", md)
         self.assertEqual(fake_daemons(), [])
 
     def test_budget_skips_pairs(self):

@@ -20,8 +20,16 @@
  *            is created with the bpf() system call; an address the kernel refuses is left out
  *            and reported ("SKIPPED <symbol> errno").
  *
+ * --object runs another object's programs instead of count_hit (e.g. neutracerd's own
+ * build/bpf/cuda_launch.bpf.o, to time exactly what the daemon's exact mode runs per launch):
+ * --prog NAME on every probe, --prog-ex NAME instead on symbols whose name holds "Ex" (the
+ * handle is their second argument), --set VAR=N for a 32-bit read-only variable of the object
+ * (e.g. launch_stack_every=1000 capture_stacks=1, as the daemon sets them). Its counts are the
+ * sum of the values of its map "launches", printed as one "<count> launches" line.
+ *
  * usage: symhits --lib PATH [--prefix cu | --sym a,b,...] [--pid PID] [--perf|--multi]
  *                [--duration SECONDS] [--list]
+ *                [--object FILE --prog NAME [--prog-ex NAME] [--set VAR=N]...]
  * --list prints the symbols and file offsets that would be probed, and exits (no root needed).
  * Needs root (or CAP_BPF + CAP_PERFMON). Build: see Makefile (static libbpf, skeleton).
  */
@@ -40,6 +48,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "symhits.skel.h"
@@ -52,6 +61,7 @@ struct probe {
 	uint64_t offset; /* file offset of the symbol */
 	char *names;     /* "a" or "a=b=..." for aliases */
 	int failed_errno;
+	struct bpf_program *prog; /* the program its probe runs */
 };
 
 static struct probe *probes;
@@ -164,6 +174,8 @@ static void read_symbols(const char *path, const char *prefix, const char *names
  * addresses the kernel refuses are found (they are marked failed). Returns links made. */
 static int attach_multi(int prog_fd, const char *path, int pid, size_t first, size_t n)
 {
+	if (n == 0)
+		return 0;
 	uint64_t *offsets = calloc(n, sizeof(uint64_t));
 	uint64_t *cookies = calloc(n, sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++) {
@@ -198,9 +210,33 @@ static int attach_multi(int prog_fd, const char *path, int pid, size_t first, si
 	       attach_multi(prog_fd, path, pid, first + n / 2, n - n / 2);
 }
 
+/* The sum of the values of a hash map of __u64 counts (--object: its "launches"). */
+static uint64_t sum_of_counts(int map_fd, size_t key_size)
+{
+	unsigned char key[256], next[256];
+	uint64_t sum = 0, value;
+	int more = key_size <= sizeof(key) && bpf_map_get_next_key(map_fd, NULL, next) == 0;
+
+	while (more) {
+		memcpy(key, next, key_size);
+		if (bpf_map_lookup_elem(map_fd, key, &value) == 0)
+			sum += value;
+		more = bpf_map_get_next_key(map_fd, key, next) == 0;
+	}
+	return sum;
+}
+
+static size_t object_key_size; /* --object: key size of its "launches" map; 0: symhits' own */
+
 static void print_counts(int map_fd, const char *head)
 {
 	printf("%s %llu\n", head, (unsigned long long)now_ns());
+	if (object_key_size) {
+		printf("%llu launches\nEND\n",
+		       (unsigned long long)sum_of_counts(map_fd, object_key_size));
+		fflush(stdout);
+		return;
+	}
 	for (size_t i = 0; i < probe_count; i++) {
 		uint32_t key = (uint32_t)i;
 		uint64_t value = 0;
@@ -214,8 +250,66 @@ static void print_counts(int map_fd, const char *head)
 static void usage(void)
 {
 	fprintf(stderr, "usage: symhits --lib PATH [--prefix cu | --sym a,b,...] [--pid PID] "
-			"[--perf|--multi] [--duration SECONDS] [--list]\n");
+			"[--perf|--multi] [--duration SECONDS] [--list] "
+			"[--object FILE --prog NAME [--prog-ex NAME] [--set VAR=N]...]\n");
 	exit(2);
+}
+
+/* --set VAR=N: writes N into the 32-bit variable VAR of the object's .rodata before load. */
+static void set_rodata_u32(struct bpf_object *obj, const char *assignment)
+{
+	const char *eq = strchr(assignment, '=');
+	struct bpf_map *rodata = bpf_object__find_map_by_name(obj, ".rodata");
+	const struct btf *btf = bpf_object__btf(obj);
+	size_t size = 0;
+	const void *initial = rodata ? bpf_map__initial_value(rodata, &size) : NULL;
+	unsigned char *data = initial ? malloc(size) : NULL;
+	int sec_id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+
+	if (!eq || !data || sec_id < 0) {
+		fprintf(stderr, "symhits: cannot --set %s (VAR=N, and an object with .rodata)\n",
+			assignment);
+		exit(2);
+	}
+	const struct btf_type *sec = btf__type_by_id(btf, sec_id);
+	const struct btf_var_secinfo *var = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, var++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, var->type)->name_off);
+		if (strlen(name) != (size_t)(eq - assignment) ||
+		    strncmp(name, assignment, eq - assignment) != 0)
+			continue;
+		if (var->size != sizeof(uint32_t) || var->offset + var->size > size) {
+			fprintf(stderr, "symhits: %s is not a 32-bit variable\n", name);
+			exit(2);
+		}
+		uint32_t value = (uint32_t)strtoul(eq + 1, NULL, 0);
+		memcpy(data, initial, size);
+		memcpy(data + var->offset, &value, sizeof(value));
+		if (bpf_map__set_initial_value(rodata, data, size))
+			die("set .rodata");
+		free(data);
+		return;
+	}
+	fprintf(stderr, "symhits: no read-only variable %.*s in the object\n",
+		(int)(eq - assignment), assignment);
+	exit(2);
+}
+
+static struct bpf_program *program_named(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+	if (!prog) {
+		fprintf(stderr, "symhits: no program %s in the object\n", name);
+		exit(2);
+	}
+	return prog;
+}
+
+static int by_program(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct probe *)a)->prog;
+	uintptr_t y = (uintptr_t)((const struct probe *)b)->prog;
+	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -224,6 +318,9 @@ int main(int argc, char **argv)
 	int pid = -1, mode = 0; /* 0 default, 1 perf, 2 multi */
 	double duration = 0;
 	int list_only = 0;
+	const char *object = NULL, *prog_name = NULL, *prog_ex_name = NULL;
+	const char *sets[16];
+	int set_count = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -243,10 +340,18 @@ int main(int argc, char **argv)
 			mode = 2;
 		else if (!strcmp(a, "--list"))
 			list_only = 1;
+		else if (!strcmp(a, "--object") && i + 1 < argc)
+			object = argv[++i];
+		else if (!strcmp(a, "--prog") && i + 1 < argc)
+			prog_name = argv[++i];
+		else if (!strcmp(a, "--prog-ex") && i + 1 < argc)
+			prog_ex_name = argv[++i];
+		else if (!strcmp(a, "--set") && i + 1 < argc && set_count < 16)
+			sets[set_count++] = argv[++i];
 		else
 			usage();
 	}
-	if (!lib)
+	if (!lib || (object && !prog_name) || (!object && (prog_name || prog_ex_name || set_count)))
 		usage();
 	if (mode == 0)
 		mode = names ? 1 : 2;
@@ -287,23 +392,60 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	struct symhits_bpf *skel = symhits_bpf__open();
-	if (!skel)
-		die("open BPF object");
-	if (mode == 2)
-		bpf_program__set_expected_attach_type(skel->progs.count_hit,
-						      (enum bpf_attach_type)ATTACH_UPROBE_MULTI);
-	if (symhits_bpf__load(skel))
-		die("load BPF object");
-	int prog_fd = bpf_program__fd(skel->progs.count_hit);
-	int map_fd = bpf_map__fd(skel->maps.hits);
+	struct symhits_bpf *skel = NULL;
+	struct bpf_object *obj = NULL;
+	int map_fd;
+	if (object) {
+		obj = bpf_object__open_file(object, NULL);
+		if (!obj)
+			die(object);
+		for (int i = 0; i < set_count; i++)
+			set_rodata_u32(obj, sets[i]);
+		struct bpf_program *prog;
+		bpf_object__for_each_program(prog, obj) {
+			int wanted = !strcmp(bpf_program__name(prog), prog_name) ||
+				     (prog_ex_name && !strcmp(bpf_program__name(prog), prog_ex_name));
+			bpf_program__set_autoload(prog, wanted);
+			if (wanted && mode == 2)
+				bpf_program__set_expected_attach_type(
+					prog, (enum bpf_attach_type)ATTACH_UPROBE_MULTI);
+		}
+		if (bpf_object__load(obj))
+			die("load BPF object");
+		struct bpf_map *launches = bpf_object__find_map_by_name(obj, "launches");
+		if (!launches) {
+			fprintf(stderr, "symhits: no map \"launches\" in %s\n", object);
+			return 2;
+		}
+		map_fd = bpf_map__fd(launches);
+		object_key_size = bpf_map__key_size(launches);
+	} else {
+		skel = symhits_bpf__open();
+		if (!skel)
+			die("open BPF object");
+		if (mode == 2)
+			bpf_program__set_expected_attach_type(
+				skel->progs.count_hit, (enum bpf_attach_type)ATTACH_UPROBE_MULTI);
+		if (symhits_bpf__load(skel))
+			die("load BPF object");
+		map_fd = bpf_map__fd(skel->maps.hits);
+	}
+	for (size_t i = 0; i < probe_count; i++) {
+		if (!obj)
+			probes[i].prog = skel->progs.count_hit;
+		else if (prog_ex_name && strstr(probes[i].names, "Ex"))
+			probes[i].prog = program_named(obj, prog_ex_name);
+		else
+			probes[i].prog = program_named(obj, prog_name);
+	}
+	qsort(probes, probe_count, sizeof(*probes), by_program); /* one link per program */
 
 	size_t attached = 0;
 	if (mode == 1) {
 		for (size_t i = 0; i < probe_count; i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = i);
 			struct bpf_link *link = bpf_program__attach_uprobe_opts(
-				skel->progs.count_hit, pid, path, probes[i].offset, &opts);
+				probes[i].prog, pid, path, probes[i].offset, &opts);
 			if (!link) {
 				probes[i].failed_errno = errno;
 				continue;
@@ -311,7 +453,13 @@ int main(int argc, char **argv)
 			attached++;
 		}
 	} else {
-		attach_multi(prog_fd, path, pid, 0, probe_count);
+		for (size_t first = 0; first < probe_count;) { /* one link per program */
+			size_t n = 1;
+			while (first + n < probe_count && probes[first + n].prog == probes[first].prog)
+				n++;
+			attach_multi(bpf_program__fd(probes[first].prog), path, pid, first, n);
+			first += n;
+		}
 		for (size_t i = 0; i < probe_count; i++)
 			attached += probes[i].failed_errno == 0;
 	}
