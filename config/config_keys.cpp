@@ -460,7 +460,8 @@ std::vector<ConfigKey> make_keys() {
   add(key(
       "web.max_connections", [](auto &c) -> auto & { return c.web.max_connections; },
       check_max_connections,
-      "Connections served at once, one worker thread each (about 17 KiB): this many clients may "
+      "Connections served at once, one worker thread each (about 17 KiB, 37 KiB once used): this "
+      "many clients may "
       "idle or send their request slowly (each is cut off after 10 s) while scrapes and /healthz "
       "still answer at once; more wait in the listen queue. Range 16..4096, at least "
       "max_concurrent_requests + 8."));
@@ -586,7 +587,8 @@ Problem refused_config_key(std::string_view name) {
   if (name == "web.tls_cert_file" || name == "web.tls_key_file" || name == "web.tls_server_config")
     return "TLS is not supported: Debian 12's civetweb crashes after a TLS handshake. Keep "
            "neutracerd on a loopback address and terminate TLS in a reverse proxy; see the "
-           "section \"Securing the endpoint\" of docs/operations.md and deploy/nginx/neutracerd.conf";
+           "section \"Securing the endpoint\" of docs/operations.md and "
+           "deploy/nginx/neutracerd.conf";
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <spdlog/spdlog.h>
 
+#include "common/stack_pages.h"
 #include "http/civetweb_listen.h"
 #include "http/content_encoding.h"
 #include "http/request_pipeline.h"
@@ -86,6 +87,7 @@ int handle_request(mg_connection *connection, void *data) {
     status = response.status;
     write_response(connection, request.method, request.accept_encoding, std::move(response));
   });
+  release_stack_below_caller(); // this worker may next serve in many scrapes' time
   return status;
 }
 

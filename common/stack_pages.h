@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Gives a long-lived thread's deep stack pages back to the kernel. The HTTP server has one
+// worker thread per connection it can hold (web.max_connections) and hands each new connection
+// to the worker that waited longest, so scrape after scrape reaches a fresh worker: without this,
+// every worker kept the stack pages its one request had touched (about 36 KiB for /metrics),
+// and the daemon's memory grew with each of the first max_connections scrapes.
+
+namespace neutracer {
+
+// Drops (MADV_DONTNEED) the calling thread's stack pages below the caller's frame: they hold
+// nothing live once a call has returned, and they are zero-filled again on the next use.
+// Returns the bytes given back, 0 when the stack's bounds are unknown (e.g. the main thread
+// on a system where they cannot be read).
+unsigned long release_stack_below_caller();
+
+} // namespace neutracer
