@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Summary and growth fit of a tests/bench/soak.sh CSV.
 
-  soak_fit.py CSV [SLOPE_MAX_KIB_MIN]   (default 128)
+  soak_fit.py CSV [SLOPE_MAX_KIB_MIN]   (default 64)
 
 Least squares line through VmRSS over the second half of the samples: slope in KiB/min, and
 the growth. Prints a line starting with FAIL for each failed check: the slope above the
@@ -24,7 +24,7 @@ def fit(t, y):
 
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
-    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 128.0
+    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 64.0
 
     def col(name, rs):
         return [float(r[name]) for r in rs if r.get(name) not in ("", "-", None)]
