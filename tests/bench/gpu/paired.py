@@ -492,8 +492,9 @@ def render(report):
     out += table(report["rows"])
     extra = daemon_vs_bare(report["rows"])
     if extra:
-        out += ["", "The daemon's sampled-window probes against one bare counting uprobe on the "
-                "same entries (target: daemon ≤ bare + 100 ns per launch):", ""] + extra
+        out += ["", "The daemon's sampled-window probes (daemon) and its exact-mode launch program "
+                "(exact) against one bare counting uprobe on the same entries (target: ≤ bare + "
+                "100 ns per launch):", ""] + extra
     extra = profiler_baseline(report["rows"])
     if extra:
         out += ["", "The profiler's off stretches follow its first block: CUPTI stays set up, so "
