@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -104,19 +106,11 @@ std::string_view api_name(nt_api api) {
   return "unknown";
 }
 
-std::string_view memory_kind_name(MemoryKind kind) {
-  switch (kind) {
-  case MemoryKind::device:
-    return "device";
-  case MemoryKind::managed:
-    return "managed";
-  case MemoryKind::host_pinned:
-    return "host_pinned";
-  case MemoryKind::vmm:
-    return "vmm";
-  }
-  return "device";
-}
+constexpr std::array<std::string_view, 4> kMemoryKindNames = {"device", "managed", "host_pinned",
+                                                              "vmm"};
+static_assert(kMemoryKindNames.size() == enum_count(MemoryKind::vmm));
+
+std::string_view memory_kind_name(MemoryKind kind) { return enum_name(kind, kMemoryKindNames); }
 
 std::optional<MemoryKind> allocation_kind(nt_api api) {
   switch (api) {

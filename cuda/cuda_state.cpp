@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -53,20 +55,12 @@ CopyDirection direction_of(Side src, Side dst) {
 
 } // namespace
 
+constexpr std::array<std::string_view, 5> kCopyDirectionNames = {"h2d", "d2h", "d2d", "peer",
+                                                                 "default"};
+static_assert(kCopyDirectionNames.size() == enum_count(CopyDirection::default_));
+
 std::string_view copy_direction_name(CopyDirection direction) {
-  switch (direction) {
-  case CopyDirection::h2d:
-    return "h2d";
-  case CopyDirection::d2h:
-    return "d2h";
-  case CopyDirection::d2d:
-    return "d2d";
-  case CopyDirection::peer:
-    return "peer";
-  case CopyDirection::default_:
-    return "default";
-  }
-  return "default";
+  return enum_name(direction, kCopyDirectionNames);
 }
 
 std::uint64_t DeviceCounters::gpu_bytes_in_use() const {

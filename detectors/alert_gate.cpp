@@ -3,21 +3,15 @@
 
 #include <algorithm>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 
-std::string_view alert_kind_name(AlertKind kind) {
-  switch (kind) {
-  case AlertKind::memory_leak:
-    return "memory_leak";
-  case AlertKind::fragmentation:
-    return "fragmentation";
-  case AlertKind::oom:
-    return "oom";
-  case AlertKind::hang:
-    return "hang";
-  }
-  return "unknown";
-}
+constexpr std::array<std::string_view, 4> kAlertKindNames = {"memory_leak", "fragmentation", "oom",
+                                                             "hang"};
+static_assert(kAlertKindNames.size() == enum_count(AlertKind::hang));
+
+std::string_view alert_kind_name(AlertKind kind) { return enum_name(kind, kAlertKindNames); }
 
 AlertGate::AlertGate(AlertGateSettings settings)
     : settings_(settings),

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -11,17 +13,11 @@ constexpr std::uint64_t kReadingsPerSpan = 64;
 
 } // namespace
 
-std::string_view hang_reason_name(HangReason reason) {
-  switch (reason) {
-  case HangReason::none:
-    return "none";
-  case HangReason::call_in_progress:
-    return "call_in_progress";
-  case HangReason::launches_stalled:
-    return "launches_stalled";
-  }
-  return "none";
-}
+constexpr std::array<std::string_view, 3> kHangReasonNames = {"none", "call_in_progress",
+                                                              "launches_stalled"};
+static_assert(kHangReasonNames.size() == enum_count(HangReason::launches_stalled));
+
+std::string_view hang_reason_name(HangReason reason) { return enum_name(reason, kHangReasonNames); }
 
 HangDetector::HangDetector(HangSettings settings)
     : settings_(settings), stalled_launch_ns_(static_cast<std::uint64_t>(

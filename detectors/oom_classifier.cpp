@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -15,15 +17,10 @@ std::uint64_t seconds_to_ns(double seconds) {
 
 } // namespace
 
-std::string_view oom_cause_name(OomCause cause) {
-  switch (cause) {
-  case OomCause::capacity:
-    return "capacity";
-  case OomCause::fragmentation:
-    return "fragmentation";
-  }
-  return "capacity";
-}
+constexpr std::array<std::string_view, 2> kOomCauseNames = {"capacity", "fragmentation"};
+static_assert(kOomCauseNames.size() == enum_count(OomCause::fragmentation));
+
+std::string_view oom_cause_name(OomCause cause) { return enum_name(cause, kOomCauseNames); }
 
 OomClassifier::OomClassifier(FragmentationSettings settings)
     : settings_(settings), retry_window_ns_(seconds_to_ns(settings.retry_window_seconds)),

@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -50,16 +52,9 @@ XidInfo xid_info(unsigned xid) {
   return XidInfo{"", XidOrigin::driver, false};
 }
 
-std::string_view xid_origin_name(XidOrigin origin) {
-  switch (origin) {
-  case XidOrigin::application:
-    return "application";
-  case XidOrigin::driver:
-    return "driver";
-  case XidOrigin::hardware:
-    return "hardware";
-  }
-  return "driver";
-}
+constexpr std::array<std::string_view, 3> kXidOriginNames = {"application", "driver", "hardware"};
+static_assert(kXidOriginNames.size() == enum_count(XidOrigin::hardware));
+
+std::string_view xid_origin_name(XidOrigin origin) { return enum_name(origin, kXidOriginNames); }
 
 } // namespace neutracer

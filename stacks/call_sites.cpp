@@ -3,19 +3,14 @@
 
 #include <algorithm>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 
-std::string_view site_kind_name(SiteKind kind) {
-  switch (kind) {
-  case SiteKind::stack:
-    return "stack";
-  case SiteKind::no_stack:
-    return "no_stack";
-  case SiteKind::over_limit:
-    return "over_limit";
-  }
-  return "stack";
-}
+constexpr std::array<std::string_view, 3> kSiteKindNames = {"stack", "no_stack", "over_limit"};
+static_assert(kSiteKindNames.size() == enum_count(SiteKind::over_limit));
+
+std::string_view site_kind_name(SiteKind kind) { return enum_name(kind, kSiteKindNames); }
 
 std::size_t
 ProcessSites::AddressesHash::operator()(const std::vector<std::uint64_t> &addresses) const {

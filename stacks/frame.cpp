@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 
 std::string_view base_name(std::string_view path) {
@@ -32,19 +34,11 @@ std::string_view frame_kind_name(FrameKind kind) {
   return kind == FrameKind::python ? "python" : "native";
 }
 
-std::string_view stack_end_name(StackEnd end) {
-  switch (end) {
-  case StackEnd::complete:
-    return "complete";
-  case StackEnd::depth_limit:
-    return "depth_limit";
-  case StackEnd::no_frame_pointer:
-    return "no_frame_pointer";
-  case StackEnd::unresolved:
-    return "unresolved";
-  }
-  return "complete";
-}
+constexpr std::array<std::string_view, 4> kStackEndNames = {"complete", "depth_limit",
+                                                            "no_frame_pointer", "unresolved"};
+static_assert(kStackEndNames.size() == enum_count(StackEnd::unresolved));
+
+std::string_view stack_end_name(StackEnd end) { return enum_name(end, kStackEndNames); }
 
 std::string frame_text(const Frame &frame) {
   if (frame.kind == FrameKind::python) {
