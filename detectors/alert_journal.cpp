@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "detectors/alert_journal.h"
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 namespace {
 
@@ -19,19 +21,12 @@ int priority_of(AlertKind kind) {
 
 } // namespace
 
-std::string_view alert_message_id(AlertKind kind) {
-  switch (kind) {
-  case AlertKind::memory_leak:
-    return "3dd5317340b24af494c60d5f9bde2eba";
-  case AlertKind::fragmentation:
-    return "8492fad4ca474ede88f6c7ead7aae3ea";
-  case AlertKind::oom:
-    return "300aaf922eb2453baeec2d829451f171";
-  case AlertKind::hang:
-    return "532415b45116440fa5459ceab6100463";
-  }
-  return "";
-}
+constexpr std::array<std::string_view, 4> kAlertMessageIds = {
+    "3dd5317340b24af494c60d5f9bde2eba", "8492fad4ca474ede88f6c7ead7aae3ea",
+    "300aaf922eb2453baeec2d829451f171", "532415b45116440fa5459ceab6100463"};
+static_assert(kAlertMessageIds.size() == enum_count(AlertKind::hang));
+
+std::string_view alert_message_id(AlertKind kind) { return enum_name(kind, kAlertMessageIds); }
 
 JournalEntry journal_entry(const AlertNotice &notice) {
   JournalEntry entry;

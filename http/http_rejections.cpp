@@ -3,24 +3,17 @@
 
 #include <string>
 
+#include "common/enum_names.h"
 #include "exposition/exposition.h"
 
 namespace neutracer {
 
+constexpr std::array<std::string_view, 5> kRejectionReasonLabels = {
+    "concurrency", "unauthorized", "auth_busy", "too_large", "bad_request"};
+static_assert(kRejectionReasonLabels.size() == enum_count(RejectionReason::bad_request));
+
 std::string_view rejection_reason_label(RejectionReason reason) {
-  switch (reason) {
-  case RejectionReason::concurrency:
-    return "concurrency";
-  case RejectionReason::unauthorized:
-    return "unauthorized";
-  case RejectionReason::auth_busy:
-    return "auth_busy";
-  case RejectionReason::too_large:
-    return "too_large";
-  case RejectionReason::bad_request:
-    return "bad_request";
-  }
-  return "unknown";
+  return enum_name(reason, kRejectionReasonLabels);
 }
 
 std::optional<RejectionReason> rejection_reason_for_status(int status) {
