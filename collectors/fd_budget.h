@@ -3,6 +3,8 @@
 // How many file descriptors the daemon needs for what it traces (docs/operations.md, "Open file limit").
 #include <cstdint>
 
+#include "common/descriptor_reserve.h"
+
 namespace neutracer {
 
 struct FdBudgetInput {
@@ -36,7 +38,9 @@ constexpr std::uint64_t descriptors_needed(const FdBudgetInput &in) {
       (in.per_process_launch_probes ? kLaunchLinksPerProcessAndLibrary : 0);
   // Adaptive mode keeps each driver file open (O_PATH) to attach later processes through it.
   const std::uint64_t per_library = in.per_process_launch_probes ? 1 : 0;
-  return kFixedDescriptors + in.max_connections + kHttpDescriptorsBeyondConnections +
+  // kReservedDescriptors: held free for the scan and /metrics while probes are attached.
+  return kFixedDescriptors + kReservedDescriptors + in.max_connections +
+         kHttpDescriptorsBeyondConnections +
          kDescriptorsPerProbe * in.system_wide_probes + per_library * in.libraries +
          per_process * in.processes;
 }

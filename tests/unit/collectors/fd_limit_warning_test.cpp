@@ -27,7 +27,8 @@ TEST(FdLimitWarning, NamesTheLimitAndWhatIsNeeded) {
   EXPECT_NE(message.find("200 processes could not be read and are kept"), std::string::npos)
       << message;
   const auto needed = descriptors_needed(scan_of_200_processes().traced);
-  EXPECT_EQ(needed, kFixedDescriptors + 256 + kHttpDescriptorsBeyondConnections + 2 * 60 + 1 +
+  EXPECT_EQ(needed, kFixedDescriptors + kReservedDescriptors + 256 +
+                        kHttpDescriptorsBeyondConnections + 2 * 60 + 1 +
                         200 * (1 + kLaunchLinksPerProcessAndLibrary));
   EXPECT_NE(message.find("needs about " + std::to_string(needed)), std::string::npos) << message;
   EXPECT_NE(message.find("LimitNOFILE"), std::string::npos) << message;
