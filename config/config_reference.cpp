@@ -93,6 +93,11 @@ std::string cell(std::string_view help) {
   return out;
 }
 
+bool has_keys_of_its_own(std::string_view section) {
+  return std::any_of(config_keys().begin(), config_keys().end(),
+                     [&](const ConfigKey &key) { return section_of(key.name) == section; });
+}
+
 } // namespace
 
 std::string render_default_config_file() {
@@ -147,15 +152,30 @@ std::string render_config_tables() {
   const Config defaults;
   std::string out;
   std::string_view open_section = "-";
+  std::vector<std::string_view> headed; // sections given a heading so far
+  const auto heading = [&](std::string_view section) {
+    if (!out.empty() && !out.ends_with("\n\n"))
+      out += "\n";
+    out += "### " +
+           (section.empty() ? std::string("Top level") : "`" + std::string(section) + "`") +
+           "\n\n";
+    if (const auto help = section_help(section); !help.empty())
+      out += cell(help) + "\n\n";
+    headed.push_back(section);
+  };
   for (const ConfigKey &key : config_keys()) {
     const std::string_view section = section_of(key.name);
     if (section != open_section) {
-      out += out.empty() ? "" : "\n";
-      out += "### " +
-             (section.empty() ? std::string("Top level") : "`" + std::string(section) + "`") +
-             "\n\n";
-      if (const auto help = section_help(section); !help.empty())
-        out += cell(help) + "\n\n";
+      // A section with no keys of its own (e.g. `detectors`) is headed, with its help, before
+      // its first subsection.
+      std::vector<std::string_view> parents;
+      for (auto parent = section_of(section); !parent.empty(); parent = section_of(parent))
+        parents.insert(parents.begin(), parent);
+      for (const auto parent : parents)
+        if (std::find(headed.begin(), headed.end(), parent) == headed.end() &&
+            !section_help(parent).empty() && !has_keys_of_its_own(parent))
+          heading(parent);
+      heading(section);
       out += "| Key | Default | Flag | Meaning |\n|---|---|---|---|\n";
       open_section = section;
     }

@@ -47,6 +47,20 @@ TEST(ConfigReference, ConfigurationDocHoldsTheRenderedKeyTables) {
   EXPECT_EQ(doc.substr(from + begin.size(), to - from - begin.size()), rendered);
 }
 
+// Every section with help shows it in the docs, also one whose keys are all in subsections.
+TEST(ConfigReference, EverySectionsHelpIsInTheTables) {
+  const std::string tables = render_config_tables();
+  for (const ConfigSection &section : config_sections()) {
+    if (section.help.empty())
+      continue;
+    const std::string heading = "### `" + std::string(section.name) + "`\n\n";
+    const auto at = tables.find(heading);
+    ASSERT_NE(at, std::string::npos) << section.name;
+    EXPECT_EQ(tables.find(std::string(section.help).substr(0, 40), at), at + heading.size())
+        << section.name;
+  }
+}
+
 TEST(ConfigReference, TheRenderedFileReadsBackAsTheDefaults) {
   const auto parsed = parse_config_yaml(render_default_config_file(), "rendered.yaml");
   ASSERT_FALSE(parsed.error) << parsed.error->what;
