@@ -2,9 +2,9 @@
 #pragma once
 // Gives a long-lived thread's deep stack pages back to the kernel. The HTTP server has one
 // worker thread per connection it can hold (web.max_connections) and hands each new connection
-// to the worker that waited longest, so scrape after scrape reaches a fresh worker: without this,
-// every worker kept the stack pages its one request had touched (about 36 KiB for /metrics),
-// and the daemon's memory grew with each of the first max_connections scrapes.
+// to the worker that waited longest, so scrape after scrape reaches a fresh worker: the daemon
+// grew by 48 KiB with each of the first max_connections scrapes, the stack pages its request
+// had touched kept by each worker; 20 KiB once those below the handler are given back.
 
 namespace neutracer {
 
