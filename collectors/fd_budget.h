@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// How many file descriptors the daemon needs for what it traces (docs/operations.md, "Open file limit").
+// How many file descriptors the daemon needs for what it traces (docs/operations.md, "Open file
+// limit").
 #include <cstdint>
 
 #include "common/descriptor_reserve.h"
@@ -40,9 +41,8 @@ constexpr std::uint64_t descriptors_needed(const FdBudgetInput &in) {
   const std::uint64_t per_library = in.per_process_launch_probes ? 1 : 0;
   // kReservedDescriptors: held free for the scan and /metrics while probes are attached.
   return kFixedDescriptors + kReservedDescriptors + in.max_connections +
-         kHttpDescriptorsBeyondConnections +
-         kDescriptorsPerProbe * in.system_wide_probes + per_library * in.libraries +
-         per_process * in.processes;
+         kHttpDescriptorsBeyondConnections + kDescriptorsPerProbe * in.system_wide_probes +
+         per_library * in.libraries + per_process * in.processes;
 }
 
 } // namespace neutracer

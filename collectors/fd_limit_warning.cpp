@@ -40,8 +40,9 @@ std::string fd_limit_message(const FdLimitScan &scan) {
   return "out of file descriptors (RLIMIT_NOFILE soft " + limit_text(scan.limit.soft) + ", hard " +
          limit_text(scan.limit.hard) + "): " + what + ". Tracing " + std::to_string(t.processes) +
          " processes on " + std::to_string(t.libraries) + " driver files needs about " +
-         std::to_string(descriptors_needed(t)) + " = " + std::to_string(kFixedDescriptors) +
-         " + " + std::to_string(kReservedDescriptors) + " kept free + web.max_connections " + std::to_string(t.max_connections) + " + " +
+         std::to_string(descriptors_needed(t)) + " = " + std::to_string(kFixedDescriptors) + " + " +
+         std::to_string(kReservedDescriptors) + " kept free + web.max_connections " +
+         std::to_string(t.max_connections) + " + " +
          std::to_string(kHttpDescriptorsBeyondConnections) + " + " +
          std::to_string(kDescriptorsPerProbe) + " x " + std::to_string(t.system_wide_probes) +
          " probes" + (t.per_process_launch_probes ? " + " + std::to_string(t.libraries) : "") +

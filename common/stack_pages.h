@@ -10,8 +10,8 @@ namespace neutracer {
 
 // Drops (MADV_DONTNEED) the calling thread's stack pages below the caller's frame: they hold
 // nothing live once a call has returned, and they are zero-filled again on the next use.
-// Returns the bytes given back, 0 when the stack's bounds are unknown (e.g. the main thread
-// on a system where they cannot be read).
+// Returns the size of the range dropped (resident or not), 0 when nothing was dropped: on the
+// main thread, or when the thread's stack bounds are unknown.
 unsigned long release_stack_below_caller();
 
 } // namespace neutracer

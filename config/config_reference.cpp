@@ -157,8 +157,7 @@ std::string render_config_tables() {
     if (!out.empty() && !out.ends_with("\n\n"))
       out += "\n";
     out += "### " +
-           (section.empty() ? std::string("Top level") : "`" + std::string(section) + "`") +
-           "\n\n";
+           (section.empty() ? std::string("Top level") : "`" + std::string(section) + "`") + "\n\n";
     if (const auto help = section_help(section); !help.empty())
       out += cell(help) + "\n\n";
     headed.push_back(section);

@@ -463,7 +463,7 @@ def profiler_baseline(rows):
     for w in WORKLOADS:
         prof = next((r for r in rows if r["workload"] == w and r["toggler"] == "profiler"
                      and r.get("off_ns_per_step")), None)
-        other = next((r for t in ("bare", "daemon") for r in rows if r["workload"] == w
+        other = next((r for t in ("bare", "exact", "daemon") for r in rows if r["workload"] == w
                       and r["toggler"] == t and r.get("off_ns_per_step")), None)
         if prof and other:
             times = prof["off_ns_per_step"] / other["off_ns_per_step"]

@@ -362,7 +362,8 @@ class Paired(unittest.TestCase):
     def test_fake_run_sees_each_toggler(self):
         with tempfile.TemporaryDirectory() as out:
             cmd = [sys.executable, os.path.join(HERE, "paired.py"), "/nonexistent", out, "--fake",
-                   "--workloads", "eager", "--togglers", "daemon,bare,exact,profiler", "--seconds", "11",
+                   "--workloads", "eager", "--togglers", "daemon,bare,exact,profiler",
+                   "--seconds", "11",
                    "--warmup", "3", "--port", str(free_port()), "--seed", "3"]
             res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  timeout=240)

@@ -25,7 +25,10 @@
  * --prog NAME on every probe, --prog-ex NAME instead on symbols whose name holds "Ex" (the
  * handle is their second argument), --set VAR=N for a 32-bit read-only variable of the object
  * (e.g. launch_stack_every=1000 capture_stacks=1, as the daemon sets them). Its counts are the
- * sum of the values of its map "launches", printed as one "<count> launches" line.
+ * sum of the values of its map "launches", printed as one "<count> launches" line. With --pid,
+ * each thread of the process gets an entry in the object's "thread_contexts" map, as the daemon's
+ * context probes make one, so each launch does the lookup's hit and the thread's start time
+ * comparison (to the clock tick only, so it fails: the same work) rather than a cheaper miss.
  *
  * usage: symhits --lib PATH [--prefix cu | --sym a,b,...] [--pid PID] [--perf|--multi]
  *                [--duration SECONDS] [--list]
@@ -46,6 +49,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -282,7 +287,13 @@ static void set_rodata_u32(struct bpf_object *obj, const char *assignment)
 			fprintf(stderr, "symhits: %s is not a 32-bit variable\n", name);
 			exit(2);
 		}
-		uint32_t value = (uint32_t)strtoul(eq + 1, NULL, 0);
+		char *end = NULL;
+		unsigned long parsed = strtoul(eq + 1, &end, 0);
+		if (end == eq + 1 || *end || parsed > UINT32_MAX) {
+			fprintf(stderr, "symhits: --set %s: not a 32-bit number\n", assignment);
+			exit(2);
+		}
+		uint32_t value = (uint32_t)parsed;
 		memcpy(data, initial, size);
 		memcpy(data + var->offset, &value, sizeof(value));
 		if (bpf_map__set_initial_value(rodata, data, size))
@@ -303,6 +314,51 @@ static struct bpf_program *program_named(struct bpf_object *obj, const char *nam
 		exit(2);
 	}
 	return prog;
+}
+
+/* --object with --pid: one "thread_contexts" entry per thread of the process (see above). */
+static int fill_thread_contexts(struct bpf_object *obj, int pid)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "thread_contexts");
+	char path[64];
+	int filled = 0;
+
+	if (!map || pid <= 0 || bpf_map__key_size(map) != sizeof(uint64_t) ||
+	    bpf_map__value_size(map) < 2 * sizeof(uint64_t))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *tasks = opendir(path);
+	if (!tasks)
+		return 0;
+	unsigned char *value = calloc(1, bpf_map__value_size(map));
+	const uint64_t ns_per_tick = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	struct dirent *entry;
+	while (value && (entry = readdir(tasks)) != NULL) {
+		int tid = atoi(entry->d_name);
+		char stat[512];
+		unsigned long long start_ticks = 0;
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+		fclose(f);
+		stat[n] = 0;
+		const char *p = strrchr(stat, ')'); /* fields after the comm: state is field 3 */
+		for (int field = 2; p && field < 22; field++)
+			p = strchr(p + 1, ' ');
+		if (!p || sscanf(p + 1, "%llu", &start_ticks) != 1)
+			continue;
+		uint64_t key = ((uint64_t)pid << 32) | (uint32_t)tid;
+		uint64_t fields[2] = {start_ticks * ns_per_tick, 1 /* a context */};
+		memcpy(value, fields, sizeof(fields));
+		filled += bpf_map_update_elem(bpf_map__fd(map), &key, value, BPF_ANY) == 0;
+	}
+	free(value);
+	closedir(tasks);
+	return filled;
 }
 
 static int by_program(const void *a, const void *b)
@@ -346,8 +402,13 @@ int main(int argc, char **argv)
 			prog_name = argv[++i];
 		else if (!strcmp(a, "--prog-ex") && i + 1 < argc)
 			prog_ex_name = argv[++i];
-		else if (!strcmp(a, "--set") && i + 1 < argc && set_count < 16)
+		else if (!strcmp(a, "--set") && i + 1 < argc) {
+			if (set_count == 16) {
+				fprintf(stderr, "symhits: at most 16 --set\n");
+				return 2;
+			}
 			sets[set_count++] = argv[++i];
+		}
 		else
 			usage();
 	}
@@ -419,6 +480,7 @@ int main(int argc, char **argv)
 		}
 		map_fd = bpf_map__fd(launches);
 		object_key_size = bpf_map__key_size(launches);
+		printf("THREADS %d\n", fill_thread_contexts(obj, pid));
 	} else {
 		skel = symhits_bpf__open();
 		if (!skel)
