@@ -86,9 +86,9 @@ daemon_pid=$!
 wait_until 60 daemon_up
 # Every HTTP worker (web.max_connections, 256 by default) serves once before the measurement:
 # civetweb hands each connection to the worker that waited longest, so the first 256 scrapes
-# each reach a fresh worker, whose first request costs it about 20 KiB for good (4.7 MiB in
+# each reach a fresh worker, whose first request costs it about 20 KiB for good (5 MiB in
 # all, BENCHMARKS.md "Memory under process churn"). Spread over the run, that one-off growth
-# would read as a leak: at one scrape every 10 s it takes 43 minutes.
+# would read as a leak: at this script's 6 scrapes a minute it takes 43 minutes.
 for _ in $(seq "$WARM_SCRAPES"); do scrape > /dev/null; done
 for _ in 1 2 3 4 5; do scrape > /dev/null; sleep 1; done
 rss_start=$(status_kib "$daemon_pid" VmRSS)
