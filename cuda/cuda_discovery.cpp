@@ -54,7 +54,7 @@ std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
 } // namespace
 
 bool DiscoveryResult::unknown(int pid) const {
-  return (pids_unlisted && !std::binary_search(gone.begin(), gone.end(), pid)) ||
+  return (pids_unlisted && !seen_gone(pid)) ||
          std::binary_search(fd_limited.begin(), fd_limited.end(), pid);
 }
 

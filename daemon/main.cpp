@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // neutracerd: composition root. Parses flags and config, builds the parts, maps failures to
-// exit codes (see docs/operations.md, "Exit codes"), and runs the loop until SIGTERM/SIGINT (daemon/signals.h).
+// exit codes (see docs/operations.md, "Exit codes"), and runs the loop until SIGTERM/SIGINT
+// (daemon/signals.h).
 #include <algorithm>
 #include <iostream>
 #include <malloc.h>

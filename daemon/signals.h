@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The signals the daemon answers (docs/operations.md, "Signals"). SIGTERM and SIGINT stop it. SIGHUP is
-// logged and otherwise ignored: its default action ended the daemon at once with no log line,
-// and systemd's Restart=on-failure counts a SIGHUP death as a clean exit, so the node stopped
-// being monitored unnoticed (issue 20). Nothing is reloaded: a restart applies a new config.
+// The signals the daemon answers (docs/operations.md, "Signals"). SIGTERM and SIGINT stop it.
+// SIGHUP is logged and otherwise ignored: its default action ended the daemon at once with no
+// log line, and systemd's Restart=on-failure counts a SIGHUP death as a clean exit, so the node
+// stopped being monitored unnoticed (issue 20). Nothing is reloaded: a restart applies a new
+// config.
 #include <atomic>
 #include <cstdint>
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks made before the BPF programs load. A host that cannot trace then gets the reason and
-// its exit code (docs/operations.md, "Exit codes") rather than the loader's first errno, and a daemon that
-// may not create uprobes stops at start instead of failing every attach later (CAP_BPF and
-// CAP_PERFMON load the programs, but uprobes need CAP_SYS_ADMIN on current kernels).
+// its exit code (docs/operations.md, "Exit codes") rather than the loader's first errno, and a
+// daemon that may not create uprobes stops at start instead of failing every attach later
+// (CAP_BPF and CAP_PERFMON load the programs, but uprobes need CAP_SYS_ADMIN on current
+// kernels).
 #include <string>
 
 namespace neutracer {

@@ -340,16 +340,19 @@ TEST(ProcessStartTicks, LiveSelf) {
   EXPECT_EQ(process_start_ticks(procfs, ::getpid()), first);
 }
 
+// Discovery while every descriptor the process may open is taken.
+DiscoveryResult discover_without_descriptors(const ProcFs &procfs,
+                                             const std::vector<int> &traced = {}) {
+  const DescriptorsExhausted exhausted;
+  return discover_cuda_processes(procfs, traced);
+}
+
 // Out of descriptors (issue 20): a process not read is unknown this scan, not gone.
 TEST(DiscoveryFdLimit, ProcessesNotListedAreUnknownNotGone) {
   TempProc proc;
   proc.copy_scenario("shared_library");
   const ProcFs procfs(proc.root());
-  DiscoveryResult discovery;
-  {
-    const DescriptorsExhausted exhausted;
-    discovery = discover_cuda_processes(procfs);
-  }
+  const auto discovery = discover_without_descriptors(procfs);
   EXPECT_TRUE(discovery.processes.empty());
   EXPECT_TRUE(discovery.pids_unlisted);
   EXPECT_TRUE(discovery.hit_fd_limit());
@@ -368,11 +371,7 @@ TEST(DiscoveryFdLimit, TracedProcessesMissingFromProcAreGoneWithoutDescriptors) 
   TempProc proc;
   proc.copy_scenario("shared_library");
   const ProcFs procfs(proc.root());
-  DiscoveryResult discovery;
-  {
-    const DescriptorsExhausted exhausted;
-    discovery = discover_cuda_processes(procfs, {100, 4242, 77});
-  }
+  const auto discovery = discover_without_descriptors(procfs, {100, 4242, 77});
   ASSERT_TRUE(discovery.pids_unlisted);
   EXPECT_EQ(discovery.gone, (std::vector<int>{77, 4242}));
   EXPECT_TRUE(discovery.unknown(100)) << "still in /proc: not read, so not gone";
