@@ -6,6 +6,7 @@
  * Sync calls still in the inflight map are waits in progress.
  */
 #include "common.bpf.h"
+#include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -364,5 +365,114 @@ int name_exit(struct pt_regs *ctx)
 	if (bpf_ringbuf_output(&events, event, offsetof(struct nt_name_event, name) + name_len, 0))
 		count_stat(NT_STAT_RINGBUF_FULL);
 	bpf_map_delete_elem(&inflight, &key);
+	return 0;
+}
+
+/*
+ * PyTorch's caching allocator, through its static tracepoints (docs/allocator-view.md); attached
+ * per process, only while its allocator view is open. A sampled block's address is kept until its
+ * free, so that only the frees of sampled blocks reach user space.
+ */
+const volatile __u64 allocator_sample_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH); /* not LRU: a block forgotten here would look leaked */
+	__uint(max_entries, NT_SAMPLED_BLOCKS_ENTRIES);
+	__type(key, struct nt_block_key);
+	__type(value, __u64); /* weight */
+} sampled_blocks SEC(".maps");
+
+/* The bytes a block of `bytes` stands for when sampled, 0 when it is not sampled. */
+static __always_inline __u64 block_weight(__u64 bytes)
+{
+	__u64 every = allocator_sample_bytes;
+	__u64 draw;
+
+	if (every <= 1 || bytes >= every)
+		return bytes;
+	draw = ((__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32()) % every;
+	return draw < bytes ? every : 0;
+}
+
+/* pytorch:malloc(void *ptr, int8 device, size_t size, int64 stream), after the block is chosen. */
+SEC("usdt")
+int torch_block_alloc(struct pt_regs *ctx)
+{
+	long address = 0, device = 0, size = 0, stream = 0;
+	struct nt_block_event *event;
+	struct nt_block_key key = {};
+	__u64 weight, python_stack;
+	__s32 stack_id;
+
+	if (bpf_usdt_arg(ctx, 0, &address) || bpf_usdt_arg(ctx, 2, &size) || !address ||
+	    size <= 0)
+		return 0;
+	bpf_usdt_arg(ctx, 1, &device);
+	bpf_usdt_arg(ctx, 3, &stream);
+	weight = block_weight((__u64)size);
+	if (!weight)
+		return 0;
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.address = (__u64)address;
+	if (bpf_map_update_elem(&sampled_blocks, &key, &weight, BPF_ANY)) {
+		/* Untracked: its free could not be matched, so it is not sent at all. */
+		count_stat(NT_STAT_SAMPLED_BLOCKS_FULL);
+		return 0;
+	}
+	/* Walked before the ring record is reserved: no call with a reservation held. */
+	python_stack = store_python_stack();
+	stack_id = user_stack_id(ctx);
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		bpf_map_delete_elem(&sampled_blocks, &key);
+		return 0;
+	}
+	event->kind = NT_EVENT_BLOCK;
+	event->op = NT_BLOCK_ALLOC;
+	event->tgid = key.tgid;
+	event->tid = (__u32)bpf_get_current_pid_tgid();
+	event->proc_start_ns = current_process_start_ns();
+	event->time_ns = bpf_ktime_get_ns();
+	event->address = (__u64)address;
+	event->bytes = (__u64)size;
+	event->weight = weight;
+	event->stream = (__u64)stream;
+	event->device = (__s32)device;
+	event->stack_id = stack_id;
+	event->python_stack = python_stack;
+	bpf_ringbuf_submit(event, 0);
+	return 0;
+}
+
+/* pytorch:free(void *ptr), when the block goes back to the pool. */
+SEC("usdt")
+int torch_block_free(struct pt_regs *ctx)
+{
+	struct nt_block_key key = {};
+	struct nt_block_event *event;
+	long address = 0;
+
+	if (bpf_usdt_arg(ctx, 0, &address) || !address)
+		return 0;
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.address = (__u64)address;
+	if (bpf_map_delete_elem(&sampled_blocks, &key))
+		return 0; /* not sampled, or handed out before the view opened */
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_stat(NT_STAT_RINGBUF_FULL);
+		return 0;
+	}
+	__builtin_memset(event, 0, sizeof(*event));
+	event->kind = NT_EVENT_BLOCK;
+	event->op = NT_BLOCK_FREE;
+	event->tgid = key.tgid;
+	event->tid = (__u32)bpf_get_current_pid_tgid();
+	event->proc_start_ns = current_process_start_ns();
+	event->time_ns = bpf_ktime_get_ns();
+	event->address = (__u64)address;
+	event->stack_id = NT_NO_STACK;
+	bpf_ringbuf_submit(event, 0);
 	return 0;
 }

@@ -193,6 +193,7 @@ struct nt_inflight_call {
 enum nt_event_kind {
 	NT_EVENT_CALL = 1,
 	NT_EVENT_NAME = 2,
+	NT_EVENT_BLOCK = 3,
 };
 
 /* A completed call (allocation, free, copy, sync, kernel->function link). */
@@ -246,6 +247,43 @@ struct nt_name_event {
 	char name[NT_NAME_MAX];
 };
 
+/*
+ * PyTorch's caching allocator (docs/allocator-view.md): a tensor block handed out
+ * (pytorch:malloc) or taken back (pytorch:free), from the static tracepoints of libc10_cuda.so,
+ * attached only to processes whose allocator view is open. Blocks are sampled by bytes: a block
+ * of `allocator_sample_bytes` or more always, a smaller one with probability bytes /
+ * allocator_sample_bytes; a free is sent only for a sampled block.
+ */
+enum nt_block_op {
+	NT_BLOCK_ALLOC = 1,
+	NT_BLOCK_FREE = 2,
+};
+
+struct nt_block_event {
+	nt_u32 kind; /* NT_EVENT_BLOCK */
+	nt_u32 op;   /* enum nt_block_op */
+	nt_u32 tgid;
+	nt_u32 tid;
+	nt_u64 proc_start_ns;
+	nt_u64 time_ns;
+	nt_u64 address;
+	nt_u64 bytes;  /* alloc: the block's size */
+	nt_u64 weight; /* alloc: the bytes the sample stands for (>= bytes) */
+	nt_u64 stream; /* alloc: the stream id PyTorch passed */
+	nt_s32 device; /* alloc: the device index */
+	nt_s32 stack_id; /* alloc: the allocating thread's native stack, NT_NO_STACK if none */
+	nt_u64 python_stack; /* alloc: its Python stack (python_stacks key), 0 if none */
+};
+
+/* Sampled live blocks, so that only their frees are sent. */
+struct nt_block_key {
+	nt_u32 tgid;
+	nt_u32 pad;
+	nt_u64 address;
+};
+
+#define NT_SAMPLED_BLOCKS_ENTRIES 65536
+
 /* Per-CPU counters of things the BPF side had to drop. */
 enum nt_stat {
 	NT_STAT_RINGBUF_FULL = 0,      /* event lost: ring buffer full */
@@ -254,6 +292,7 @@ enum nt_stat {
 	NT_STAT_RETURN_WITHOUT_ENTRY,  /* return probe found no entry */
 	NT_STAT_STACK_LOST,            /* stack not stored: its id's bucket holds another, or no walk */
 	NT_STAT_LAUNCH_STACKS_FULL,    /* sampled launch stack not counted: map full */
+	NT_STAT_SAMPLED_BLOCKS_FULL,   /* sampled tensor block not kept: its free will not be seen */
 	NT_STAT_MAX,
 };
 

@@ -34,6 +34,9 @@ function(bpf_skeleton name source)
     OUTPUT ${object}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
             -I${NEUTRACER_BPF_INCLUDE_DIR} -I${CMAKE_SOURCE_DIR}/bpf
+            # <bpf/usdt.bpf.h> includes <linux/errno.h>, whose <asm/errno.h> lives in the
+            # multiarch folder; searched last, so vmlinux.h's types win.
+            -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
             # BTF keeps file names: relative ones keep build paths out of the binary and package.
             -ffile-prefix-map=${CMAKE_SOURCE_DIR}/= -fdebug-compilation-dir=.
             -c ${source} -o ${object}

@@ -62,6 +62,7 @@ TracerSettings cuda_tracer_settings(const Config &config) {
   TracerSettings tracing;
   tracing.launch_map_entries = config.cuda.launch_map_entries;
   tracing.ring_buffer_bytes = config.cuda.ring_buffer_bytes;
+  tracing.allocator_sample_bytes = config.allocator.sample_bytes;
   // Launch probes go per process only where some process is sampled or not counted: exact
   // counting of every process probes the driver files system-wide, from a process's start.
   tracing.per_process_launch_probes = !cuda_collector_settings(config).launches.all_exact();
@@ -164,6 +165,11 @@ void CudaCollector::drain_events(std::chrono::milliseconds timeout) {
   tracer_.poll(timeout, [this](std::span<const std::byte> bytes) {
     if (auto event = decode_event(bytes)) {
       launch_probes_.seen(std::visit([](const auto &e) { return e.tgid; }, *event));
+      if (const auto *block = std::get_if<nt_block_event>(&*event)) {
+        if (block_sink_)
+          block_sink_->block(state_.process_id(block->tgid, block->proc_start_ns), *block);
+        return;
+      }
       state_.apply(*event);
       // At once, while the process runs: a new stack is named from its maps.
       if (const auto *call = std::get_if<nt_call_event>(&*event); call && sites_)

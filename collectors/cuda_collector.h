@@ -18,6 +18,7 @@
 #include "common/procfs.h"
 #include "containers/docker_names.h"
 #include "containers/kubernetes_pods.h"
+#include "cuda/block_event_sink.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracer.h"
 #include "cuda/cuda_tracing.h"
@@ -67,6 +68,8 @@ public:
   void use_gpu_saturation(std::function<bool(int)> saturated) {
     gpu_saturated_ = std::move(saturated);
   }
+  // Where the allocator view's tensor block events go; without one they are dropped.
+  void use_block_sink(BlockEventSink &sink) { block_sink_ = &sink; }
   // Where running out of file descriptors is written, besides the log (at most once a minute).
   void use_journal(CountedJournal &journal) { journal_ = &journal; }
 
@@ -107,6 +110,7 @@ private:
   DockerContainerNames docker_names_; // names of containers outside Kubernetes
   FdLimitWarning fd_limit_warning_;
   CountedJournal *journal_ = nullptr;
+  BlockEventSink *block_sink_ = nullptr;
   std::map<ProcessId, ProcessImage> images_;    // of traced processes, to notice an exec
   bool images_put_off_ = false;                 // this scan left some unopened: descriptors
   std::uint64_t attaches_put_off_ = 0;          // the tracer's count at the last scan

@@ -41,8 +41,10 @@ DetectorSettings detector_settings(const Config &config) {
 
 DetectorCollector::DetectorCollector(const DetectorSettings &settings, const CudaCollector &cuda,
                                      const OsCollector &os, const NvmlCollector *nvml,
-                                     SiteRecorder *sites, CountedJournal &journal)
-    : detectors_(settings), cuda_(cuda), os_(os), nvml_(nvml), sites_(sites), journal_(journal) {
+                                     SiteRecorder *sites, CountedJournal &journal,
+                                     const AllocatorCollector *allocator)
+    : detectors_(settings), cuda_(cuda), os_(os), nvml_(nvml), sites_(sites), journal_(journal),
+      allocator_(allocator) {
   if (sites_)
     detectors_.set_site_lookup([this](const ProcessId &id, AlertKind kind, std::uint64_t time_ns) {
       return notice_sites_of(id, kind, time_ns);
@@ -60,6 +62,8 @@ bool DetectorCollector::scan() {
       });
     else
       timeline_.record(id, list);
+  if (allocator_)
+    detectors_.set_allocator_leaks(allocator_->rising());
   // The free memory read at the previous scan: before this scan's changes
   // (detectors/device_headroom.h).
   detectors_.scan(state, changes, os_.cpu_seconds(), monotonic_ns(), headroom_);
@@ -117,9 +121,12 @@ std::vector<NoticeSite> DetectorCollector::notice_sites_of(const ProcessId &id, 
                                                            std::uint64_t time_ns) const {
   std::vector<NoticeSite> notices;
   if (kind == AlertKind::memory_leak) {
+    if (auto allocator = allocator_leak_sites(id); !allocator.empty())
+      return allocator;
     for (const Site *site : sites_->leak_sites(id, kLeakNoticeSites))
       if (auto notice = notice_site(*site)) {
         notice->live_bytes = site->counts.live_bytes;
+        notice->view = "driver";
         notices.push_back(std::move(*notice));
       }
     return notices;
@@ -128,6 +135,24 @@ std::vector<NoticeSite> DetectorCollector::notice_sites_of(const ProcessId &id, 
   if (const Site *site = sites_->site_for(id, purpose, time_ns))
     if (auto notice = notice_site(*site))
       notices.push_back(std::move(*notice));
+  return notices;
+}
+
+std::vector<NoticeSite> DetectorCollector::allocator_leak_sites(const ProcessId &id) const {
+  std::vector<NoticeSite> notices;
+  const AllocatorView *view = allocator_ ? allocator_->view(id) : nullptr;
+  if (!view)
+    return notices;
+  for (const auto &ranked : view->ranking) {
+    if (notices.size() == kLeakNoticeSites || ranked.survivor_bytes == 0)
+      break;
+    if (const Site *site = sites_->site(id, ranked.site))
+      if (auto notice = notice_site(*site)) {
+        notice->live_bytes = ranked.survivor_bytes;
+        notice->view = "allocator";
+        notices.push_back(std::move(*notice));
+      }
+  }
   return notices;
 }
 

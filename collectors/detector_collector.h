@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "collectors/allocator_collector.h"
 #include "collectors/collector.h"
 #include "collectors/counted_journal.h"
 #include "collectors/cuda_collector.h"
@@ -26,9 +27,10 @@ class DetectorCollector final : public Collector {
 public:
   // `nvml` null: no GPU free memory (detectors work from the process alone); `sites` null:
   // call stacks off (alerts name no code).
+  // `allocator` null: no allocator view (leaks are judged and named from the driver view).
   DetectorCollector(const DetectorSettings &settings, const CudaCollector &cuda,
                     const OsCollector &os, const NvmlCollector *nvml, SiteRecorder *sites,
-                    CountedJournal &journal);
+                    CountedJournal &journal, const AllocatorCollector *allocator = nullptr);
 
   std::string_view name() const override { return "detectors"; }
   bool scan() override;
@@ -38,6 +40,9 @@ public:
 private:
   void record_leak_samples();
   void note_exits();
+  // The leak's sites as the allocator view ranks them (live tensor bytes that survived a step);
+  // empty when it has no view of the process or no survivors.
+  std::vector<NoticeSite> allocator_leak_sites(const ProcessId &id) const;
   std::vector<NoticeSite> notice_sites_of(const ProcessId &id, AlertKind kind,
                                           std::uint64_t time_ns) const;
 
@@ -47,6 +52,7 @@ private:
   const NvmlCollector *nvml_;
   SiteRecorder *sites_;
   CountedJournal &journal_;
+  const AllocatorCollector *allocator_;
   MemoryTimeline timeline_;
   AlertDelivery delivery_;
   std::map<ProcessId, DeviceHeadroom> headroom_; // GPU free memory per process, last scan

@@ -154,6 +154,23 @@ struct Config {
     bool operator==(const Stacks &) const = default;
   } stacks;
 
+  struct Allocator {
+    // Open PyTorch's allocator view (docs/allocator-view.md) on processes whose GPU memory keeps
+    // rising, and when asked through the API; false: never.
+    bool enabled = true;
+    // How long a view stays open (its probes attached to that one process).
+    std::chrono::milliseconds view_duration{120'000};
+    // After a view closed without a verdict, growth may open it again only after this.
+    std::chrono::milliseconds cooldown{300'000};
+    // Processes with a view open at once.
+    std::uint32_t max_views = 4;
+    // A tensor block of this many bytes or more is always sampled, a smaller one with
+    // probability bytes / this.
+    std::uint64_t sample_bytes = 1u << 20;
+
+    bool operator==(const Allocator &) const = default;
+  } allocator;
+
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;
 };

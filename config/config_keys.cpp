@@ -525,6 +525,32 @@ std::vector<ConfigKey> make_keys() {
       "Distinct stacks the kernel's stack map holds at once (64..1048576, rounded up to a power "
       "of two; about 8 bytes per frame of max_depth each, 4 MiB at the defaults). Stacks whose "
       "hash lands on a taken slot are lost, counted in neutracer_stacks_lost_total."));
+
+  add(key(
+      "allocator.enabled", [](auto &c) -> auto & { return c.allocator.enabled; }, any_value,
+      "Open PyTorch's allocator view on a process whose GPU memory keeps rising (and when asked "
+      "at /api/v1/processes/<pid>/allocator): probes on its caching allocator's static "
+      "tracepoints, for that process alone and for `view_duration`, so that a leak names the "
+      "lines whose tensors stay live (true or false)."));
+  add(key(
+      "allocator.view_duration", [](auto &c) -> auto & { return c.allocator.view_duration; },
+      check_allocator_view_duration,
+      "How long a view stays open; its probes cost each tensor allocation and free about 2 us "
+      "(BENCHMARKS.md \"Allocator view\"). Range 10s..1h."));
+  add(key(
+      "allocator.cooldown", [](auto &c) -> auto & { return c.allocator.cooldown; },
+      check_allocator_cooldown,
+      "After a view closed without finding live tensor bytes rising, growth may open it again "
+      "only after this. Range 0s..24h."));
+  add(key(
+      "allocator.max_views", [](auto &c) -> auto & { return c.allocator.max_views; },
+      check_allocator_max_views, "Processes with a view open at once (1..64)."));
+  add(key(
+      "allocator.sample_bytes", [](auto &c) -> auto & { return c.allocator.sample_bytes; },
+      check_allocator_sample_bytes,
+      "A tensor block of this many bytes or more is always recorded with its stack, a smaller "
+      "one with probability bytes / sample_bytes (standing for sample_bytes). Range 4 KiB..1 "
+      "GiB."));
   return keys;
 }
 
@@ -552,6 +578,8 @@ std::vector<ConfigSection> make_sections() {
                      "log, counted per GPU and per traced process, with journal entries. ECC, "
                      "row remapping, clock throttling and lost GPUs come from NVML (section "
                      "nvml)."},
+      {"allocator", "PyTorch's allocator view (docs/allocator-view.md): which tensors stay "
+                    "live, and from which lines, behind PyTorch's caching allocator."},
       {"stacks", "Call sites: where allocations, failed allocations, synchronisations and "
                  "sampled kernel launches come from, as native call stacks walked by the kernel "
                  "through frame pointers and named from the ELF symbols of the process's files. "

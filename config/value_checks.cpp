@@ -122,6 +122,16 @@ constexpr milliseconds kMaxDetectorDuration{24 * 3600 * 1000};
 Problem check_detector_duration(milliseconds value) {
   return check_duration_range(value, kMinDetectorDuration, kMaxDetectorDuration);
 }
+Problem check_allocator_view_duration(milliseconds value) {
+  return check_duration_range(value, std::chrono::seconds(10), std::chrono::hours(1));
+}
+Problem check_allocator_cooldown(milliseconds value) {
+  return check_duration_range(value, std::chrono::seconds(0), std::chrono::hours(24));
+}
+Problem check_allocator_max_views(std::uint64_t value) { return check_range(value, 1, 64); }
+Problem check_allocator_sample_bytes(std::uint64_t value) {
+  return check_range(value, 4096, 1ull << 30);
+}
 Problem check_leak_windows(std::uint64_t value) { return check_range(value, 2, 1000); }
 Problem check_fast_leak_windows(std::uint64_t value) {
   if (value == 0)

@@ -209,6 +209,8 @@ public:
   void apply(const Event &event);
   void apply(const nt_call_event &event);
   void apply(const NameEvent &event);
+  // Tensor blocks belong to the allocator view (cuda/block_event_sink.h), not to this state.
+  void apply(const nt_block_event &) {}
 
   // Replaces launch totals with a full read of the in-kernel counter map.
   void set_launch_counts(const std::vector<LaunchCount> &counts);

@@ -116,6 +116,7 @@ CudaTracer::CudaTracer(const TracerSettings &settings)
       spdlog::info("no uprobe_multi links on this kernel ({}): one perf-event uprobe per "
                    "probe, which take seconds to remove at stop",
                    error.what());
+    allocator_probes_.reset();
     ring_buffer_.reset();
     calls_.reset();
     launch_.reset();
@@ -165,6 +166,7 @@ void CudaTracer::load(const TracerSettings &settings) {
       "cuda_calls", cuda_calls__open_opts, cuda_calls__load, cuda_calls__destroy,
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
+        skeleton->rodata->allocator_sample_bytes = settings.allocator_sample_bytes;
         for (bpf_program *program :
              {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
               skeleton->progs.context_set, skeleton->progs.context_push,
@@ -209,7 +211,19 @@ void CudaTracer::load(const TracerSettings &settings) {
   if (!ring_buffer_)
     throw TracerError(TracerError::Reason::other,
                       "cannot set up the BPF ring buffer: " + errno_text(errno));
+  allocator_probes_ = std::make_unique<AllocatorProbes>(
+      calls_->progs.torch_block_alloc, calls_->progs.torch_block_free,
+      bpf_map__fd(calls_->maps.sampled_blocks), reaper_);
 }
+
+std::string CudaTracer::attach_allocator_probes(int pid, const std::string &library_path) {
+  const DescriptorReserve reserve;
+  if (!reserve.full())
+    return "too few free file descriptors";
+  return allocator_probes_->attach(pid, library_path);
+}
+
+void CudaTracer::detach_allocator_probes(int pid) { allocator_probes_->detach(pid); }
 
 CudaTracer::~CudaTracer() {
   // Links first: no probe may fire into programs being torn down.

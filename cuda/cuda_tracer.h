@@ -16,6 +16,7 @@
 #include "common/bpf_errors.h"
 #include "common/bpf_link.h"
 #include "common/unique_fd.h"
+#include "cuda/allocator_probes.h"
 #include "cuda/cuda_discovery.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracing.h"
@@ -43,6 +44,9 @@ struct TracerSettings {
   // About 1 in this many launches records its stack; 0: no launch stacks.
   std::uint32_t launch_stack_every = 0;
   std::uint32_t launch_stack_entries = 16384;
+  // PyTorch's allocator view: a tensor block of this many bytes or more is always sampled, a
+  // smaller one with probability bytes / this.
+  std::uint64_t allocator_sample_bytes = 1u << 20;
 };
 
 class CudaTracer : public CudaTracing {
@@ -98,6 +102,9 @@ public:
   void delete_stacks(const std::vector<std::int32_t> &ids) override;
   std::vector<LaunchStackCount> read_launch_stacks() const override;
   void delete_launch_stacks(const std::vector<LaunchStackCount> &entries) override;
+
+  std::string attach_allocator_probes(int pid, const std::string &library_path) override;
+  void detach_allocator_probes(int pid) override;
 
   std::vector<InflightCall> read_inflight_calls() const override;
   void delete_launch_counts(const std::vector<LaunchCount> &entries) override;
@@ -162,6 +169,7 @@ private:
   std::map<LibraryId, LaunchLibrary> launch_libraries_;
   std::map<int, std::vector<UniqueFd>> process_launch_links_; // uprobe_multi links
   std::uint64_t attaches_put_off_ = 0;
+  std::unique_ptr<AllocatorProbes> allocator_probes_; // after calls_: its links go first
   // Declared last: destroyed first, so links being removed never outlive their programs.
   LinkReaper reaper_;
 };

@@ -65,6 +65,12 @@ public:
   // Waits up to `timeout` for events and passes each one's bytes to `sink`.
   virtual void poll(std::chrono::milliseconds timeout,
                     const std::function<void(std::span<const std::byte>)> &sink) = 0;
+  // PyTorch's caching allocator (docs/allocator-view.md): attaches the probes of the static
+  // tracepoints in the library at `library_path` (pytorch:malloc, pytorch:free) to process `pid`
+  // alone. Empty on success; else why not, with nothing attached.
+  virtual std::string attach_allocator_probes(int pid, const std::string &library_path) = 0;
+  // Detaches them and forgets the process's sampled blocks.
+  virtual void detach_allocator_probes(int pid) = 0;
   virtual std::vector<InflightCall> read_inflight_calls() const = 0;
   virtual void delete_launch_counts(const std::vector<LaunchCount> &entries) = 0;
   virtual void delete_inflight_calls(const std::vector<InflightCall> &calls) = 0;

@@ -42,6 +42,15 @@ std::optional<Event> decode_event(std::span<const std::byte> bytes) {
     event.name.assign(name, strnlen(name, len));
     return event;
   }
+  if (kind == NT_EVENT_BLOCK) {
+    if (bytes.size() != sizeof(nt_block_event))
+      return std::nullopt;
+    nt_block_event event;
+    std::memcpy(&event, bytes.data(), sizeof event);
+    if (event.op != NT_BLOCK_ALLOC && event.op != NT_BLOCK_FREE)
+      return std::nullopt;
+    return event;
+  }
   return std::nullopt;
 }
 

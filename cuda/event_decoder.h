@@ -25,6 +25,8 @@ static_assert(sizeof(nt_inflight_key) == 16);
 static_assert(sizeof(nt_thread_context) == 48);
 static_assert(sizeof(nt_inflight_call) == 88);
 static_assert(sizeof(nt_launch_stack_key) == 32);
+static_assert(sizeof(nt_block_event) == 80);
+static_assert(offsetof(nt_block_event, python_stack) == 72);
 
 struct NameEvent {
   nt_api api = NT_API_NONE;
@@ -36,7 +38,7 @@ struct NameEvent {
   std::string name; // mangled, as the process passed it
 };
 
-using Event = std::variant<nt_call_event, NameEvent>;
+using Event = std::variant<nt_call_event, NameEvent, nt_block_event>;
 
 std::optional<Event> decode_event(std::span<const std::byte> bytes);
 

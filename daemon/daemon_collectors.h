@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "collectors/allocator_collector.h"
 #include "collectors/bpf_maps_collector.h"
 #include "collectors/call_sites_collector.h"
 #include "collectors/counted_journal.h"
@@ -36,6 +37,7 @@ public:
   // Each comes after those whose results it reads.
   std::vector<Collector *> in_order();
   CudaCollector &cuda() { return cuda_; }
+  AllocatorCollector &allocator() { return allocator_; }
 
 private:
   CountedJournal journal_;
@@ -44,6 +46,7 @@ private:
   std::unique_ptr<NvmlCollector> nvml_;
   OsCollector os_;
   GpuHealthCollector gpu_health_;
+  AllocatorCollector allocator_;
   DetectorCollector detectors_;
   BpfMapsCollector bpf_maps_;
 };

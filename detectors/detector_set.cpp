@@ -36,10 +36,21 @@ std::string leak_sites_text(const std::vector<NoticeSite> &sites,
     field += (i > 0 ? "; " : "") + sites[i].text + "=" + std::to_string(sites[i].live_bytes);
   }
   fields.emplace_back("LEAK_SITES", std::move(field));
+  if (!sites.front().view.empty())
+    fields.emplace_back("LEAK_SITES_VIEW", sites.front().view);
   return text + ")";
 }
 
 NoticeText leak_notice(const ProcessFindings &findings) {
+  if (findings.leak.allocator_view) {
+    const auto growth = findings.leak.allocator_growth_bytes_per_second;
+    return {"live tensors grow by " + human_bytes(growth) +
+                "/s behind PyTorch's caching allocator (allocator view); " +
+                human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) + " in use",
+            {{"GPU_BYTES_IN_USE", std::to_string(findings.gpu_bytes_in_use)},
+             {"GROWTH_BYTES_PER_SECOND", fixed(growth, 0)},
+             {"LEAK_VIEW", "allocator"}}};
+  }
   NoticeText text{"GPU memory grows by " + human_bytes(findings.leak.growth_bytes_per_second) +
                       "/s and is not freed (probability " + fixed(findings.leak.probability, 2) +
                       "); " + human_bytes(static_cast<double>(findings.gpu_bytes_in_use)) +
@@ -114,6 +125,11 @@ void DetectorSet::scan(const CudaState &state,
     findings.gpu_bytes_in_use = process.gpu_bytes_in_use();
     findings.leak = detectors.leak.evaluate(now_ns, findings.gpu_bytes_in_use,
                                             free_at(findings.gpu_bytes_in_use));
+    if (const auto allocator = allocator_leaks_.find(id); allocator != allocator_leaks_.end()) {
+      findings.leak.suspected = true;
+      findings.leak.allocator_view = true;
+      findings.leak.allocator_growth_bytes_per_second = allocator->second;
+    }
     const auto cpu = cpu_seconds.find(id);
     findings.hang = detectors.hang.evaluate({now_ns, process.longest_call_seconds,
                                              static_cast<int>(process.longest_call_api),
@@ -147,8 +163,21 @@ void DetectorSet::scan(const CudaState &state,
         detectors.fragmentation_oom_ns = oom.time_ns;
     }
 
+    const bool leak_was_active = detectors.active_since.contains(AlertKind::memory_leak);
     condition(id, findings, detectors, AlertKind::memory_leak, findings.leak.suspected, now_ns,
               leak_notice);
+    // A leak already notified from the driver view is notified once more when the allocator
+    // view confirms it: its sites are then the lines whose tensors stay live.
+    if (findings.leak.allocator_view && !detectors.allocator_view_noticed) {
+      detectors.allocator_view_noticed = true;
+      if (leak_was_active) {
+        auto [summary, fields] = leak_notice(findings);
+        notify(id, findings, AlertKind::memory_leak, now_ns, std::move(summary),
+               std::move(fields));
+      }
+    } else if (!findings.leak.allocator_view) {
+      detectors.allocator_view_noticed = false;
+    }
     // A fragmentation OOM is evidence for one storm window, like a retry storm.
     const auto storm_window_ns =
         static_cast<std::uint64_t>(settings_.fragmentation.storm_window_seconds * 1e9);

@@ -55,6 +55,9 @@ struct NoticeSite {
   std::uint32_t line = 0;
   std::string text;             // for people: "function (module+0x1a2b)"
   std::uint64_t live_bytes = 0; // a leak's site: GPU memory still allocated from there
+  // A leak's site: which view ranked it: "allocator" (live tensor bytes, behind PyTorch's
+  // caching allocator) or "driver" (the driver's allocations).
+  std::string view;
 };
 // A leak notice names this many of the process's most likely leaking sites.
 inline constexpr std::size_t kLeakNoticeSites = 3;
@@ -102,6 +105,11 @@ public:
   // Drops processes that exited; their owed notifications are suppressed.
   void forget(const std::vector<ProcessId> &exited);
 
+  // Processes whose allocator view (docs/allocator-view.md) finds live tensor bytes rising, with
+  // their growth in bytes/s, for the next scan: their leak is suspected.
+  void set_allocator_leaks(std::map<ProcessId, double> leaks) {
+    allocator_leaks_ = std::move(leaks);
+  }
   // Names the code each notification points at (summary, TARGET_CODE_* fields).
   void set_site_lookup(NoticeSiteLookup lookup) { site_lookup_ = std::move(lookup); }
   // The live blocks a process's leak detector holds as high-water-mark samples.
@@ -121,6 +129,7 @@ private:
     HangDetector hang;
     std::map<AlertKind, std::uint64_t> active_since;
     std::optional<std::uint64_t> fragmentation_oom_ns; // last failure with that cause
+    bool allocator_view_noticed = false; // the allocator view's leak was notified
   };
   void notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
               std::uint64_t now_ns, std::string summary,
@@ -137,6 +146,7 @@ private:
   std::vector<AlertNotice> notices_;
   std::deque<AlertNotice> recent_;
   NoticeSiteLookup site_lookup_;
+  std::map<ProcessId, double> allocator_leaks_;
 };
 
 inline constexpr std::size_t kRecentNotices = 100;

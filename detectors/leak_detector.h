@@ -76,6 +76,11 @@ struct LeakVerdict {
   std::uint64_t used_bytes = 0;
   std::uint64_t sampled = 0;
   std::uint64_t unfreed = 0;
+  // Set by DetectorSet from PyTorch's allocator view (docs/allocator-view.md): live tensor bytes
+  // kept rising there, which makes the leak suspected even where the driver view cannot call
+  // the pool's growth steady.
+  bool allocator_view = false;
+  double allocator_growth_bytes_per_second = 0;
 };
 
 class LeakDetector {

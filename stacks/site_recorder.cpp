@@ -138,6 +138,22 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
   }
 }
 
+std::int32_t SiteRecorder::block_site(const ProcessId &id, std::int32_t stack_id,
+                                     std::uint64_t python_key) {
+  if (!enabled())
+    return -1;
+  auto &sites = sites_.process(id);
+  return static_cast<std::int32_t>(
+      site_of(id, sites, stack_id, StackCapture::at_return, 0, python_key));
+}
+
+const Site *SiteRecorder::site(const ProcessId &id, std::int32_t index) const {
+  const auto *sites = sites_.find(id);
+  if (!sites || index < 0 || static_cast<std::size_t>(index) >= sites->sites().size())
+    return nullptr;
+  return &sites->sites()[static_cast<std::size_t>(index)];
+}
+
 void SiteRecorder::set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
                                 const ProcessOf &process_of) {
   if (!enabled())

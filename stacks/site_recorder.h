@@ -66,6 +66,9 @@ public:
   // Python frames: those the probe took at the call's entry, else read from its memory.
   void set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
                     const ProcessOf &process_of);
+  // A tensor block the allocator view sampled, with the stack taken inside PyTorch's allocator:
+  // the index of its site (made now, while the process runs); -1 when stacks are off.
+  std::int32_t block_site(const ProcessId &id, std::int32_t stack_id, std::uint64_t python_key);
   // The sampled launch stacks, read at each scan.
   void set_launch_stacks(const std::vector<LaunchStackCount> &counts, const ProcessOf &process_of);
   // The live allocations the leak detector holds as samples.
@@ -78,6 +81,8 @@ public:
   // (within the last scans: ids are read once and kept while used); -1 when unknown.
   std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id,
                                std::uint64_t python_key) const;
+  // Site `index` of process `id` (as block_site returned it); nullptr when unknown.
+  const Site *site(const ProcessId &id, std::int32_t index) const;
   // The site an alert about `id` names; nullptr when there is none.
   const Site *site_for(const ProcessId &id, SitePurpose purpose, std::uint64_t time_ns) const;
   // The `count` sites most likely leaking in `id`, most likely first.

@@ -126,6 +126,8 @@ public:
   std::vector<LaunchCount> read_launch_counts() const override {
     return {launches.begin(), launches.begin() + static_cast<std::ptrdiff_t>(visible_)};
   }
+  std::string attach_allocator_probes(int, const std::string &) override { return "none here"; }
+  void detach_allocator_probes(int) override {}
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
   void forget_kernel_functions(const std::function<bool(std::uint32_t, std::uint64_t)> &) override {}

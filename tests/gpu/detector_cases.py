@@ -73,6 +73,28 @@ def leak_graph(seconds):
         time.sleep(0.2)
 
 
+def leak_varying(seconds):
+    """A training step whose batch size varies from step to step, so the caching allocator's
+    pool grows in segments of varying sizes, with a 4 MiB tensor kept on the side at each step
+    (about 30 MiB/s): the leak the driver view's steadiness rule hides (issue 30)."""
+    torch = start()
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1024)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    rng = random.Random(5)
+    kept = []
+    say(f"FAULT {time.time()}")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        batch = rng.choice([64, 256, 1024, 4096, 8192])
+        opt.zero_grad()
+        model(torch.randn(batch, 1024, device="cuda")).square().mean().backward()
+        opt.step()
+        kept.append(torch.randn(MiB, device="cuda"))  # 4 MiB of float32; a leaking line
+        torch.cuda.synchronize()
+        time.sleep(0.1)
+
+
 def oom_capacity(seconds):
     """1 GiB tensors until the GPU is full: a capacity OOM."""
     torch = start()
@@ -205,7 +227,7 @@ def transformer(seconds):
     say(f"steps {steps}")
 
 
-CASES = {f.__name__: f for f in [leak_list, leak_graph, oom_capacity, fragmentation, hang,
+CASES = {f.__name__: f for f in [leak_list, leak_graph, leak_varying, oom_capacity, fragmentation, hang,
                                   cnn_train, inference, warmup_steady, transformer]}
 
 if __name__ == "__main__":

@@ -39,8 +39,20 @@ public:
             const std::function<void(std::span<const std::byte>)> &sink) override {
     for (const auto &event : std::exchange(events, {}))
       sink(std::as_bytes(std::span(&event, 1)));
+    for (const auto &event : std::exchange(block_events, {}))
+      sink(std::as_bytes(std::span(&event, 1)));
   }
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }
+  std::string attach_allocator_probes(int pid, const std::string &path) override {
+    if (!allocator_error.empty())
+      return allocator_error;
+    allocator_attached[pid] = path;
+    return {};
+  }
+  void detach_allocator_probes(int pid) override {
+    allocator_attached.erase(pid);
+    ++allocator_detaches;
+  }
   std::vector<InflightCall> read_inflight_calls() const override { return {}; }
   void delete_launch_counts(const std::vector<LaunchCount> &) override {}
   void
@@ -95,6 +107,10 @@ public:
   int attach_calls = 0;
   std::vector<LaunchCount> launches;
   std::vector<nt_call_event> events; // delivered at the next poll
+  std::vector<nt_block_event> block_events; // delivered at the next poll, after `events`
+  std::map<int, std::string> allocator_attached; // pid -> library path
+  std::string allocator_error;                   // what attach_allocator_probes answers
+  int allocator_detaches = 0;
   std::map<int, std::vector<LibraryId>> launch_probes;
   std::map<std::uint32_t, bool> gates;
   std::map<int, bool> name_calls; // whether the last attach had the name-call probes
