@@ -10,7 +10,8 @@ void BpfMapsCollector::write(MetricSink &sink) const {
   std::vector<std::pair<std::string, std::uint64_t>> full = {
       {"launches", cuda.launch_map_full},
       {"inflight", cuda.inflight_map_full},
-      {"launch_stacks", cuda.launch_stacks_full}};
+      {"launch_stacks", cuda.launch_stacks_full},
+      {"sampled_blocks", cuda.sampled_blocks_full}};
   if (os_tracer_ != nullptr) {
     const auto os = os_tracer_->stats();
     full.insert(full.end(), {{"os_traced", os.traced_map_full},

@@ -722,6 +722,7 @@ TracerStats CudaTracer::stats() const {
   stats.stacks_lost =
       sum(calls_->maps.stats, NT_STAT_STACK_LOST) + sum(launch_->maps.stats, NT_STAT_STACK_LOST);
   stats.launch_stacks_full = sum(launch_->maps.stats, NT_STAT_LAUNCH_STACKS_FULL);
+  stats.sampled_blocks_full = sum(calls_->maps.stats, NT_STAT_SAMPLED_BLOCKS_FULL);
   return stats;
 }
 

@@ -43,6 +43,7 @@ struct TracerStats {
   std::uint64_t return_without_entry = 0;
   std::uint64_t stacks_lost = 0;        // stacks not stored (id bucket taken, no walk)
   std::uint64_t launch_stacks_full = 0; // sampled launch stacks not counted: map full
+  std::uint64_t sampled_blocks_full = 0; // allocator view: sampled tensor blocks not kept
 };
 
 class CudaTracing : public LaunchProbeControl, public StackMap {

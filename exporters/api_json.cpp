@@ -133,6 +133,8 @@ std::string alerts_json(const DetectorSet &detectors, const ClockOffset &clock) 
         named["line"] = site.line;
       if (notice.kind == AlertKind::memory_leak)
         named["live_bytes"] = site.live_bytes;
+      if (!site.view.empty())
+        named["view"] = site.view; // which view ranked a leak's sites: allocator or driver
       sites.push_back(std::move(named));
     }
     entry["sites"] = std::move(sites);

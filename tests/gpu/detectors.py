@@ -5,7 +5,7 @@ healthy job must raise none, and detection latency is measured.
 
     tests/gpu/detectors.py NEUTRACERD_BINARY OUTDIR [--phase-seconds 180] [--config FILE]
 
-Phase 1 runs concurrently: leak_list, leak_graph, hang (faults) and cnn_train, transformer,
+Phase 1 runs concurrently: leak_list, leak_graph, leak_varying, hang (faults) and cnn_train, transformer,
 inference, warmup_steady (healthy) for --phase-seconds, each leak and healthy case twice: with
 PyTorch's default allocator and as `NAME+vmm` with PYTORCH_CUDA_ALLOC_CONF=
 expandable_segments:True (VMM allocations). Phase 2 runs oom_capacity, then fragmentation, alone
@@ -38,6 +38,7 @@ URL = f"http://127.0.0.1:{PORT}"
 EXPECTED = {
     "leak_list": {"memory_leak"},
     "leak_graph": {"memory_leak"},
+    "leak_varying": {"memory_leak"},
     "hang": {"hang"},
     "cnn_train": set(),
     "transformer": set(),
@@ -49,8 +50,8 @@ EXPECTED = {
 # The same with expandable segments (the allocator maps VMM pages instead of cudaMalloc).
 VMM_CASES = ["leak_list", "leak_graph", "cnn_train", "transformer", "inference", "warmup_steady"]
 EXPECTED.update({f"{name}+vmm": EXPECTED[name] for name in VMM_CASES})
-PHASE1 = ["leak_list", "leak_graph", "hang", "cnn_train", "transformer", "inference",
-          "warmup_steady"] + [f"{name}+vmm" for name in VMM_CASES]
+PHASE1 = ["leak_list", "leak_graph", "leak_varying", "hang", "cnn_train", "transformer",
+          "inference", "warmup_steady"] + [f"{name}+vmm" for name in VMM_CASES]
 # OOM cause each OOM case must report
 EXPECTED_CAUSE = {"oom_capacity": "capacity", "fragmentation": "fragmentation"}
 

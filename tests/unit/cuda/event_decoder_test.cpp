@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,29 @@ TEST(EventDecoder, DecodesCallEvent) {
     EXPECT_EQ(event.args[i], 0x1111u * static_cast<std::uint64_t>(i + 1)) << i;
   EXPECT_EQ(event.out[0], 0x7e0000000000ull);
   EXPECT_EQ(event.out[1], 0xdeadbeefcafef00dull);
+}
+
+TEST(EventDecoder, DecodesTensorBlockEventsAndRejectsUnknownOps) {
+  nt_block_event in{};
+  in.kind = NT_EVENT_BLOCK;
+  in.op = NT_BLOCK_ALLOC;
+  in.tgid = 4242;
+  in.address = 0x7f0000001000;
+  in.bytes = 4096;
+  in.weight = 1 << 20;
+  in.device = 1;
+  in.stack_id = 7;
+  in.python_stack = 0xabc;
+  const auto bytes = std::as_bytes(std::span(&in, 1));
+  const auto decoded = decode_event(bytes);
+  ASSERT_TRUE(decoded.has_value());
+  const auto &event = std::get<nt_block_event>(*decoded);
+  EXPECT_EQ(event.address, 0x7f0000001000u);
+  EXPECT_EQ(event.weight, 1u << 20);
+  EXPECT_EQ(event.python_stack, 0xabcu);
+  EXPECT_FALSE(decode_event(bytes.first(bytes.size() - 1)).has_value());
+  in.op = 3;
+  EXPECT_FALSE(decode_event(std::as_bytes(std::span(&in, 1))).has_value());
 }
 
 TEST(EventDecoder, DecodesUnalignedBuffer) {

@@ -156,6 +156,50 @@ TEST_F(DetectorSetTest, ALeakNoticeNamesItsTopSitesAndTheBytesLiveFromEach) {
   EXPECT_FALSE(sites[2].contains("line")) << "a native frame has no line";
 }
 
+TEST_F(DetectorSetTest, TheAllocatorViewAloneMakesALeakSuspected) {
+  // Flat in the driver view: one allocation, then nothing.
+  state_.apply(memory_call(NT_API_MEM_ALLOC, 0, 0x7f0000000000, 64 * kMiB));
+  scan(1);
+  EXPECT_FALSE(detectors_.findings().at(kId).leak.suspected);
+  EXPECT_TRUE(detectors_.take_notices().empty());
+  detectors_.set_site_lookup([](const ProcessId &, AlertKind, std::uint64_t) {
+    NoticeSite site{"keep", "train.py", "train.py:9", 9, "keep (train.py:9)", 40 * kMiB};
+    site.view = "allocator";
+    return std::vector<NoticeSite>{site};
+  });
+  detectors_.set_allocator_leaks({{kId, 20.0 * kMiB}});
+  scan(kSecond);
+  const auto &leak = detectors_.findings().at(kId).leak;
+  EXPECT_TRUE(leak.suspected);
+  EXPECT_TRUE(leak.allocator_view);
+  auto notices = detectors_.take_notices();
+  ASSERT_EQ(notices.size(), 1u) << "one notice: the condition's own";
+  EXPECT_NE(notices[0].summary.find("(allocator view)"), std::string::npos) << notices[0].summary;
+  EXPECT_NE(notices[0].summary.find(" at keep (train.py:9)"), std::string::npos);
+  std::map<std::string, std::string> fields(notices[0].fields.begin(), notices[0].fields.end());
+  EXPECT_EQ(fields.at("LEAK_VIEW"), "allocator");
+  EXPECT_EQ(fields.at("LEAK_SITES_VIEW"), "allocator");
+  EXPECT_EQ(fields.at("GROWTH_BYTES_PER_SECOND"), std::to_string(20 * kMiB));
+  const auto alerts = nlohmann::json::parse(alerts_json(detectors_, ClockOffset{}));
+  EXPECT_EQ(alerts["recent"][0]["sites"][0]["view"], "allocator");
+
+  // The view's verdict gone (closed): the driver view alone decides again.
+  detectors_.set_allocator_leaks({});
+  scan(2 * kSecond);
+  EXPECT_FALSE(detectors_.findings().at(kId).leak.suspected);
+}
+
+TEST_F(DetectorSetTest, ADriverLeakIsNotifiedOnceMoreWhenTheAllocatorViewConfirmsIt) {
+  ASSERT_EQ(steady_leak().size(), 1u);
+  detectors_.set_allocator_leaks({{kId, 10.0 * kMiB}});
+  scan(11 * kSecond);
+  auto notices = detectors_.take_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].summary.find("(allocator view)"), std::string::npos) << notices[0].summary;
+  scan(12 * kSecond);
+  EXPECT_TRUE(detectors_.take_notices().empty()) << "once per confirmation";
+}
+
 TEST_F(DetectorSetTest, DeviceFreeMemoryGivesTheLeakItsTimeUntilFull) {
   std::uint64_t address = 0x7f0000000000;
   for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
