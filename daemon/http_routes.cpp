@@ -106,9 +106,9 @@ std::string landing_page(const std::string &version, const std::string &host) {
 
 HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config,
                          const HttpRejectionCounters &rejections,
-                         const HttpRequestCounts &requests) {
+                         const HttpRequestCounts &requests, const DaemonActions &actions) {
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
-  return {
+  HttpRoutes routes{
       {"/",
        [page = landing_page(kVersion, host_name())](const std::string &) {
          return HttpResponse{200, "text/html; charset=utf-8", page, {}};
@@ -237,6 +237,23 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};
        }},
   };
+  if (actions.open_allocator_view)
+    routes.emplace(std::string(kPostRoute) + "/api/v1/processes/{pid}/allocator",
+                   [&publisher, open = actions.open_allocator_view](const std::string &query) {
+                     const auto snapshot = publisher.latest();
+                     const auto id = traced_process(*snapshot, query);
+                     if (!id.process)
+                       return id.refusal;
+                     if (!open(id.process->pid))
+                       return HttpResponse{409, "text/plain; charset=utf-8",
+                                           "the allocator view is off (allocator.enabled)\n", {}};
+                     return HttpResponse{202,
+                                         "application/json",
+                                         "{\"pid\": " + std::to_string(id.process->pid) +
+                                             ", \"allocator_view\": \"requested\"}\n",
+                                         {}};
+                   });
+  return routes;
 }
 
 } // namespace neutracer

@@ -114,7 +114,11 @@ int main(int argc, char **argv) {
     web.public_paths = {"/healthz"}; // for probes without credentials; docs/operations.md says why
     web.rejections = std::make_shared<HttpRejectionCounters>();
     web.requests = std::make_shared<HttpRequestCounts>();
-    HttpServer server(web, daemon_routes(publisher, config, *web.rejections, *web.requests));
+    const DaemonActions actions{.open_allocator_view = [&collectors](int pid) {
+      return collectors.allocator().request(pid);
+    }};
+    HttpServer server(web,
+                      daemon_routes(publisher, config, *web.rejections, *web.requests, actions));
     loop.scan_once();
     spdlog::info("neutracerd {} listening on http://{}/metrics, scanning {} every {} ms, "
                  "logging to {}",

@@ -180,11 +180,17 @@ std::optional<RouteMatch> match_route(const std::string &path, const HttpRoutes 
 
 HttpResponse route(const std::string &method, const std::string &path, const HttpRoutes &routes,
                    const std::string &query) {
+  const auto post = match_route(std::string(kPostRoute) + path, routes, query);
+  if (post && method == "POST")
+    return routes.at(*post->key)(post->query);
   const auto match = match_route(path, routes, query);
-  if (!match)
+  if (!match && !post)
     return {404, "text/plain; charset=utf-8", "not found; try /metrics\n", {}};
-  if (method != "GET" && method != "HEAD")
-    return {405, "text/plain; charset=utf-8", "method not allowed\n", {{"Allow", "GET, HEAD"}}};
+  if (!match || (method != "GET" && method != "HEAD"))
+    return {405,
+            "text/plain; charset=utf-8",
+            "method not allowed\n",
+            {{"Allow", match ? "GET, HEAD" : "POST"}}};
   return routes.at(*match->key)(match->query);
 }
 

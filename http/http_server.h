@@ -47,7 +47,10 @@ using HttpHandler = std::function<HttpResponse(const std::string &query)>;
 // Path -> handler. A key is an exact path, or a path with one `{name}` segment
 // ("/api/v1/processes/{pid}/sites") that matches one segment of letters, digits, '.', '_' or '-';
 // the handler then gets that segment as query parameter `name`, ahead of the request's own.
+// A key that starts with kPostRoute ("POST /api/v1/...") answers POST, an action that takes no
+// body; every other key answers GET and HEAD.
 using HttpRoutes = std::map<std::string, HttpHandler>;
+inline constexpr std::string_view kPostRoute = "POST ";
 
 // The key of `routes` that `path` matches (an exact key first) and the query its handler gets;
 // nullopt when none matches.

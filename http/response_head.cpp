@@ -34,6 +34,8 @@ const char *reason_phrase(int status) {
   switch (status) {
   case 200:
     return "OK";
+  case 202:
+    return "Accepted";
   case 400:
     return "Bad Request";
   case 401:
@@ -44,6 +46,8 @@ const char *reason_phrase(int status) {
     return "Method Not Allowed";
   case 408:
     return "Request Timeout";
+  case 409:
+    return "Conflict";
   case 413:
     return "Content Too Large";
   case 414:

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "http/content_encoding.h"
 #include "version.h"
@@ -265,6 +266,34 @@ TEST_F(DaemonRoutesTest, HealthzIs503WhenTheLoopStopsPublishing) {
   const auto response = get("/healthz");
   EXPECT_EQ(response.status, 503);
   EXPECT_EQ(response.body, "main loop stalled\n");
+}
+
+TEST_F(DaemonRoutesTest, PostingAProcessesAllocatorOpensItsViewThroughTheAction) {
+  publish_scan();
+  std::vector<int> asked;
+  bool enabled = true;
+  const DaemonActions actions{.open_allocator_view = [&](int pid) {
+    asked.push_back(pid);
+    return enabled;
+  }};
+  const auto routes = daemon_routes(publisher, config, rejections, requests, actions);
+  const auto accepted = route("POST", "/api/v1/processes/4242/allocator", routes);
+  EXPECT_EQ(accepted.status, 202);
+  EXPECT_EQ(accepted.body, "{\"pid\": 4242, \"allocator_view\": \"requested\"}\n");
+  EXPECT_EQ(asked, std::vector<int>{4242});
+  EXPECT_EQ(route("POST", "/api/v1/processes/4243/allocator", routes).status, 404);
+  EXPECT_EQ(route("POST", "/api/v1/processes/x/allocator", routes).status, 400);
+  const auto got = route("GET", "/api/v1/processes/4242/allocator", routes);
+  EXPECT_EQ(got.status, 405) << "an action is never taken by a GET";
+  EXPECT_EQ(got.headers.at("Allow"), "POST");
+  EXPECT_EQ(asked.size(), 1u);
+  enabled = false;
+  EXPECT_EQ(route("POST", "/api/v1/processes/4242/allocator", routes).status, 409);
+  // Without the action the route is not there at all.
+  EXPECT_EQ(route("POST", "/api/v1/processes/4242/allocator",
+                  daemon_routes(publisher, config, rejections, requests))
+                .status,
+            404);
 }
 
 TEST_F(DaemonRoutesTest, OnlyGetAndHeadAndOnlyKnownPaths) {
