@@ -12,6 +12,8 @@ packages=(
   # scripts/fuzz.sh (clang 14 cannot capture structured bindings), the .deb package and its
   # lintian check, exit-code tests
   clang-16 libclang-rt-16-dev dpkg-dev lintian libcap2-bin strace
+  # <sys/sdt.h>: the stand-in libc10_cuda.so declares PyTorch's allocator tracepoints with it
+  systemtap-sdt-dev
 )
 
 missing=()
