@@ -19,6 +19,11 @@ extern char **environ;
 namespace neutracer::test {
 
 std::optional<HttpReply> http_get(int port, const std::string &path) {
+  return http_request(port, "GET", path);
+}
+
+std::optional<HttpReply> http_request(int port, const std::string &method,
+                                      const std::string &path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return std::nullopt;
@@ -32,7 +37,7 @@ std::optional<HttpReply> http_get(int port, const std::string &path) {
     ::close(fd);
     return std::nullopt;
   }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  const std::string request = method + " " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     ::close(fd);

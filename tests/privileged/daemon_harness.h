@@ -23,6 +23,8 @@ struct HttpReply {
   std::string body;
 };
 std::optional<HttpReply> http_get(int port, const std::string &path);
+// A request without a body: "POST" for the daemon's actions.
+std::optional<HttpReply> http_request(int port, const std::string &method, const std::string &path);
 
 Scrape parse_scrape(const std::string &exposition);
 
