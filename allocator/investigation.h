@@ -78,6 +78,8 @@ private:
     bool requested = false;
     bool had_verdict = false;
   };
+  // The entry of `process`, created on first use.
+  Process &entry(const ProcessId &process);
   bool growing(const Process &process, std::uint64_t now_ns) const;
 
   InvestigationSettings settings_;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "detectors/least_squares.h"
+
 namespace neutracer {
 namespace {
 
@@ -15,29 +17,6 @@ constexpr std::size_t kMaxRecentAllocations = 65536;
 
 std::uint64_t window_ns(double seconds) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max(0.0, seconds) * 1e9));
-}
-
-// Least-squares slope in bytes per second; x is the window start.
-double slope(const std::vector<std::uint64_t> &minimums, double window_seconds) {
-  const auto n = static_cast<double>(minimums.size());
-  if (minimums.size() < 2)
-    return 0;
-  // Offsets from the first minimum keep the sums small enough to stay exact in a double.
-  const auto first = static_cast<double>(minimums.front());
-  double mean_x = 0, mean_y = 0;
-  for (std::size_t i = 0; i < minimums.size(); ++i) {
-    mean_x += static_cast<double>(i);
-    mean_y += static_cast<double>(minimums[i]) - first;
-  }
-  mean_x /= n;
-  mean_y /= n;
-  double covariance = 0, variance = 0;
-  for (std::size_t i = 0; i < minimums.size(); ++i) {
-    const double dx = static_cast<double>(i) - mean_x;
-    covariance += dx * (static_cast<double>(minimums[i]) - first - mean_y);
-    variance += dx * dx;
-  }
-  return covariance / variance / window_seconds;
 }
 
 // Every window's minimum above the previous one, `count` windows in all, rising by `floor`.
@@ -208,13 +187,13 @@ LeakVerdict LeakDetector::evaluate(std::uint64_t now_ns, std::uint64_t used_byte
   const auto slow_minimums = slow_.last_complete(now_ns);
   verdict.trend = rising(slow_minimums, slow_.windows(), settings_.min_growth_bytes);
   verdict.growth_bytes_per_second =
-      std::max(0.0, slope(slow_minimums, slow_.window_seconds()));
+      std::max(0.0, least_squares_slope(slow_minimums, slow_.window_seconds()));
   if (fast_) {
     const auto fast_minimums = fast_->last_complete(now_ns);
     verdict.fast_trend = fast_trend(fast_minimums, now_ns);
     if (verdict.fast_trend)
       verdict.growth_bytes_per_second =
-          std::max(0.0, slope(fast_minimums, fast_->window_seconds()));
+          std::max(0.0, least_squares_slope(fast_minimums, fast_->window_seconds()));
   }
   if (device_free_bytes && verdict.growth_bytes_per_second > 0)
     verdict.seconds_until_full =
