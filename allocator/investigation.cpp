@@ -116,6 +116,7 @@ std::vector<InvestigationChange> Investigations::decide(std::uint64_t now_ns) {
     state.had_verdict = false;
   }
 
+  make_room(now_ns, changes);
   std::size_t open = open_count();
   const auto open_view = [&](const ProcessId &process, Process &state, InvestigationReason reason) {
     state.opened_ns = now_ns;
@@ -141,6 +142,34 @@ std::vector<InvestigationChange> Investigations::decide(std::uint64_t now_ns) {
       open_view(process, state, InvestigationReason::growth);
   }
   return changes;
+}
+
+void Investigations::make_room(std::uint64_t now_ns, std::vector<InvestigationChange> &changes) {
+  if (!settings_.automatic)
+    return;
+  std::size_t waiting = 0;
+  for (const auto &[process, state] : processes_)
+    if (!state.opened_ns && now_ns >= state.quiet_until_ns && growing(state, now_ns))
+      ++waiting;
+  const std::uint64_t yield_ns = nanoseconds(settings_.yield_after_seconds);
+  for (std::size_t open = open_count(); waiting > 0 && open >= settings_.max_open; --waiting) {
+    // The oldest growth view without a verdict that had its time.
+    Process *oldest = nullptr;
+    const ProcessId *oldest_id = nullptr;
+    for (auto &[process, state] : processes_)
+      if (state.opened_ns && state.reason == InvestigationReason::growth && !state.had_verdict &&
+          now_ns - std::min(now_ns, *state.opened_ns) >= yield_ns &&
+          (!oldest || *state.opened_ns < *oldest->opened_ns)) {
+        oldest = &state;
+        oldest_id = &process;
+      }
+    if (!oldest)
+      return;
+    changes.push_back({*oldest_id, false, oldest->reason});
+    oldest->opened_ns.reset();
+    oldest->quiet_until_ns = now_ns + nanoseconds(settings_.cooldown_seconds);
+    --open;
+  }
 }
 
 bool Investigations::forget(const ProcessId &process) {

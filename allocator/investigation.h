@@ -31,6 +31,9 @@ struct InvestigationSettings {
   double open_seconds = 120;    // how long a view stays open
   double cooldown_seconds = 300; // after a view closed without a verdict
   std::size_t max_open = 4;      // views open at once, host-wide
+  // With max_open views open, a growth view open this long without a verdict gives its place
+  // to a growing process that waits (warm-ups open views too, and must not keep a leak out).
+  double yield_after_seconds = 30;
 };
 
 enum class InvestigationReason { growth, requested };
@@ -81,6 +84,8 @@ private:
   // The entry of `process`, created on first use.
   Process &entry(const ProcessId &process);
   bool growing(const Process &process, std::uint64_t now_ns) const;
+  // Closes views that yield their place to growing processes waiting (yield_after_seconds).
+  void make_room(std::uint64_t now_ns, std::vector<InvestigationChange> &changes);
 
   InvestigationSettings settings_;
   std::map<ProcessId, Process> processes_;

@@ -72,6 +72,9 @@ void AllocatorCollector::block(const ProcessId &id, const nt_block_event &event)
   if (event.op == NT_BLOCK_FREE) {
     ++view.frees_seen;
     view.ledger.freed(event.address);
+    // Every change: a step's temporaries come and go between scans, and the trend wants the
+    // level between them (window minimums), not wherever a scan falls in a step.
+    view.trend.observe(event.time_ns, view.ledger.live_bytes());
     return;
   }
   ++view.allocations_seen;
@@ -82,6 +85,7 @@ void AllocatorCollector::block(const ProcessId &id, const nt_block_event &event)
                          .weight = event.weight,
                          .site = site,
                          .time_ns = event.time_ns});
+  view.trend.observe(event.time_ns, view.ledger.live_bytes());
 }
 
 bool AllocatorCollector::scan() {

@@ -163,21 +163,10 @@ void DetectorSet::scan(const CudaState &state,
         detectors.fragmentation_oom_ns = oom.time_ns;
     }
 
-    const bool leak_was_active = detectors.active_since.contains(AlertKind::memory_leak);
+    const auto notices_before = notices_.size();
     condition(id, findings, detectors, AlertKind::memory_leak, findings.leak.suspected, now_ns,
               leak_notice);
-    // A leak already notified from the driver view is notified once more when the allocator
-    // view confirms it: its sites are then the lines whose tensors stay live.
-    if (findings.leak.allocator_view && !detectors.allocator_view_noticed) {
-      detectors.allocator_view_noticed = true;
-      if (leak_was_active) {
-        auto [summary, fields] = leak_notice(findings);
-        notify(id, findings, AlertKind::memory_leak, now_ns, std::move(summary),
-               std::move(fields));
-      }
-    } else if (!findings.leak.allocator_view) {
-      detectors.allocator_view_noticed = false;
-    }
+    allocator_confirmation(id, findings, detectors, now_ns, notices_.size() > notices_before);
     // A fragmentation OOM is evidence for one storm window, like a retry storm.
     const auto storm_window_ns =
         static_cast<std::uint64_t>(settings_.fragmentation.storm_window_seconds * 1e9);
@@ -189,6 +178,28 @@ void DetectorSet::scan(const CudaState &state,
     condition(id, findings, detectors, AlertKind::hang, findings.hang.suspected, now_ns,
               hang_notice);
   }
+}
+
+void DetectorSet::allocator_confirmation(const ProcessId &id, const ProcessFindings &findings,
+                                         Detectors &detectors, std::uint64_t now_ns,
+                                         bool notified_now) {
+  if (!findings.leak.allocator_view) {
+    detectors.allocator_view_noticed = false;
+    return;
+  }
+  if (detectors.allocator_view_noticed)
+    return;
+  detectors.allocator_view_noticed = true;
+  // The leak condition's own notice of this scan already speaks for the allocator view. Else
+  // (the driver view notified earlier, or its gate holds the condition in cooldown) one notice
+  // names the lines whose tensors stay live, at most once per cooldown.
+  const auto cooldown_ns = static_cast<std::uint64_t>(settings_.gate.cooldown_seconds * 1e9);
+  if (!notified_now && (!detectors.allocator_notice_ns ||
+                        now_ns - *detectors.allocator_notice_ns >= cooldown_ns)) {
+    auto [summary, fields] = leak_notice(findings);
+    notify(id, findings, AlertKind::memory_leak, now_ns, std::move(summary), std::move(fields));
+  }
+  detectors.allocator_notice_ns = now_ns;
 }
 
 void DetectorSet::condition(const ProcessId &id, const ProcessFindings &findings,

@@ -129,8 +129,13 @@ private:
     HangDetector hang;
     std::map<AlertKind, std::uint64_t> active_since;
     std::optional<std::uint64_t> fragmentation_oom_ns; // last failure with that cause
-    bool allocator_view_noticed = false; // the allocator view's leak was notified
+    bool allocator_view_noticed = false; // this verdict of the allocator view was handled
+    std::optional<std::uint64_t> allocator_notice_ns; // its last notice
   };
+  // A leak confirmed by the allocator view is notified with its sites once per verdict (at
+  // most once per cooldown), unless the condition's notice of this scan already did.
+  void allocator_confirmation(const ProcessId &id, const ProcessFindings &findings,
+                              Detectors &detectors, std::uint64_t now_ns, bool notified_now);
   void notify(const ProcessId &id, const ProcessFindings &findings, AlertKind kind,
               std::uint64_t now_ns, std::string summary,
               std::vector<std::pair<std::string, std::string>> fields);

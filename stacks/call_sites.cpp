@@ -242,8 +242,10 @@ ProcessSites *CallSites::find(const ProcessId &id) {
   return it == processes_.end() ? nullptr : &it->second;
 }
 
-bool CallSites::may_add(const ProcessSites &sites) const {
-  return sites.stack_sites() < settings_.max_sites_per_process &&
+bool CallSites::may_add(const ProcessSites &sites, double share) const {
+  const auto budget = static_cast<std::size_t>(
+      static_cast<double>(settings_.max_sites_per_process) * std::clamp(share, 0.0, 1.0));
+  return sites.stack_sites() < budget &&
          total_stack_sites() < settings_.max_sites;
 }
 

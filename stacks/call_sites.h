@@ -135,8 +135,9 @@ public:
   ProcessSites &process(const ProcessId &id);
   const ProcessSites *find(const ProcessId &id) const;
   ProcessSites *find(const ProcessId &id);
-  // Whether `sites` may take one more stack site.
-  bool may_add(const ProcessSites &sites) const;
+  // Whether `sites` may take one more stack site; `share` < 1 keeps the rest of the process's
+  // budget for other callers.
+  bool may_add(const ProcessSites &sites, double share = 1.0) const;
   void forget(const ProcessId &id);
   const std::map<ProcessId, ProcessSites> &processes() const { return processes_; }
   std::map<ProcessId, ProcessSites> &processes() { return processes_; }

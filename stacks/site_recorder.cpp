@@ -62,14 +62,15 @@ SymbolizedStack SiteRecorder::symbolize(const ProcessId &id, const CallSiteStack
 
 SiteIndex SiteRecorder::site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
                                 StackCapture capture, std::uint64_t caller,
-                                std::uint64_t python_key) {
+                                std::uint64_t python_key, double budget_share) {
   const auto *frames = frames_of(stack_id);
   if (!frames)
     return sites.pseudo_site(SiteKind::no_stack);
   auto stack = call_site_stack(*frames, capture, caller, map_.stack_depth());
   stack.python_key = python_key;
   const auto known = sites.sites().size();
-  const auto index = sites.site(stack, sites_.may_add(sites), [&] { return symbolize(id, stack); });
+  const auto index =
+      sites.site(stack, sites_.may_add(sites, budget_share), [&] { return symbolize(id, stack); });
   if (sites.sites().size() == known)
     retry_python(id, sites, index, stack);
   else if (python_key != 0)
@@ -138,13 +139,16 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
   }
 }
 
+// The share of a process's site budget that the allocator view's blocks may fill.
+constexpr double kBlockSiteShare = 0.5;
+
 std::int32_t SiteRecorder::block_site(const ProcessId &id, std::int32_t stack_id,
                                      std::uint64_t python_key) {
   if (!enabled())
     return -1;
   auto &sites = sites_.process(id);
   return static_cast<std::int32_t>(
-      site_of(id, sites, stack_id, StackCapture::at_return, 0, python_key));
+      site_of(id, sites, stack_id, StackCapture::at_return, 0, python_key, kBlockSiteShare));
 }
 
 const Site *SiteRecorder::site(const ProcessId &id, std::int32_t index) const {

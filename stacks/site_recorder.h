@@ -67,7 +67,9 @@ public:
   void set_inflight(const std::vector<InflightCall> &calls, std::uint64_t now_ns,
                     const ProcessOf &process_of);
   // A tensor block the allocator view sampled, with the stack taken inside PyTorch's allocator:
-  // the index of its site (made now, while the process runs); -1 when stacks are off.
+  // the index of its site (made now, while the process runs); -1 when stacks are off. Blocks
+  // make new sites only in the first half of the process's site budget: a view on a busy
+  // training step must not leave its launches and driver allocations without sites.
   std::int32_t block_site(const ProcessId &id, std::int32_t stack_id, std::uint64_t python_key);
   // The sampled launch stacks, read at each scan.
   void set_launch_stacks(const std::vector<LaunchStackCount> &counts, const ProcessOf &process_of);
@@ -107,7 +109,8 @@ private:
   // The frames of a stack id (read from the map once); nullptr when the map lacks it.
   const std::vector<std::uint64_t> *frames_of(std::int32_t id);
   SiteIndex site_of(const ProcessId &id, ProcessSites &sites, std::int32_t stack_id,
-                    StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0);
+                    StackCapture capture, std::uint64_t caller, std::uint64_t python_key = 0,
+                    double budget_share = 1.0);
   // The native frames of a new site, with the Python frames of `python_key` when it has them.
   SymbolizedStack symbolize(const ProcessId &id, const CallSiteStack &stack);
   // A site whose Python frames were lost tries again, at most once per scan, when it is hit.

@@ -254,6 +254,35 @@ TEST(Investigations, MaxOpenBoundsGrowthAndRequests) {
   EXPECT_EQ(investigations.open_count(), 2u);
 }
 
+TEST(Investigations, AViewWithoutAVerdictYieldsToAGrowingProcessThatWaits) {
+  Investigations investigations({.max_open = 1, .yield_after_seconds = 30});
+  const std::vector<std::pair<ProcessId, Usage>> processes{{process(1), leaking},
+                                                           {process(2), leaking}};
+  const auto changes = scan(investigations, processes, 0, 60);
+  const auto opened = first(changes, process(1), true);
+  ASSERT_TRUE(opened);
+  const auto yielded = first(changes, process(1), false);
+  ASSERT_TRUE(yielded) << "process 2 waits while process 1's view finds nothing";
+  EXPECT_GE(*yielded - *opened, 30);
+  EXPECT_LE(*yielded - *opened, 31);
+  EXPECT_EQ(first(changes, process(2), true), yielded) << "in the same decision";
+  EXPECT_TRUE(investigations.is_open(process(2)));
+  EXPECT_FALSE(investigations.is_open(process(1)));
+  EXPECT_EQ(investigations.open_count(), 1u);
+}
+
+TEST(Investigations, AViewWithAVerdictKeepsItsPlace) {
+  Investigations investigations({.max_open = 1, .yield_after_seconds = 30});
+  const std::vector<std::pair<ProcessId, Usage>> processes{{process(1), leaking},
+                                                           {process(2), leaking}};
+  scan(investigations, processes, 0, 10);
+  ASSERT_TRUE(investigations.is_open(process(1)));
+  investigations.verdict(process(1));
+  const auto after = scan(investigations, processes, 10, 60);
+  EXPECT_FALSE(first(after, process(1), false)) << "a leak is not put aside for a warm-up";
+  EXPECT_FALSE(investigations.is_open(process(2)));
+}
+
 TEST(Investigations, RequestedProcessesOpenBeforeGrowingOnes) {
   Investigations investigations({.max_open = 1});
   for (int second = 0; second < 20; ++second) {

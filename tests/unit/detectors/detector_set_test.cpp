@@ -200,6 +200,26 @@ TEST_F(DetectorSetTest, ADriverLeakIsNotifiedOnceMoreWhenTheAllocatorViewConfirm
   EXPECT_TRUE(detectors_.take_notices().empty()) << "once per confirmation";
 }
 
+TEST_F(DetectorSetTest, TheAllocatorViewsConfirmationIsNotifiedEvenWhenTheConditionCoolsDown) {
+  ASSERT_EQ(steady_leak().size(), 1u);
+  // The driver view's growth stops: its condition ends, and its gate holds it in cooldown.
+  for (std::uint64_t t = 10 * kSecond; t < 20 * kSecond; t += kSecond / 5)
+    scan(t);
+  ASSERT_FALSE(detectors_.findings().at(kId).leak.suspected);
+  ASSERT_TRUE(detectors_.take_notices().empty());
+  detectors_.set_allocator_leaks({{kId, 10.0 * kMiB}});
+  scan(20 * kSecond);
+  auto notices = detectors_.take_notices();
+  ASSERT_EQ(notices.size(), 1u) << "the condition is in cooldown; the confirmation is not";
+  EXPECT_NE(notices[0].summary.find("(allocator view)"), std::string::npos);
+  // The view closes and a later one confirms again within the cooldown (60 s): no new notice.
+  detectors_.set_allocator_leaks({});
+  scan(21 * kSecond);
+  detectors_.set_allocator_leaks({{kId, 10.0 * kMiB}});
+  scan(22 * kSecond);
+  EXPECT_TRUE(detectors_.take_notices().empty());
+}
+
 TEST_F(DetectorSetTest, DeviceFreeMemoryGivesTheLeakItsTimeUntilFull) {
   std::uint64_t address = 0x7f0000000000;
   for (std::uint64_t t = 0; t < 10 * kSecond; t += kSecond / 5) {
