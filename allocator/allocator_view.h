@@ -31,11 +31,11 @@ struct AllocatorView {
   std::string library;         // libc10_cuda.so, as the process maps it
   BlockLedger ledger;
   LiveBytesTrend trend;
-  LiveBytesVerdict verdict;            // at the last scan
-  std::vector<SiteLiveBytes> ranking;  // at the last scan (kept once closed)
-  std::uint64_t allocations_seen = 0;  // sampled allocations received
-  std::uint64_t frees_seen = 0;        // frees of sampled blocks received
-  bool ever_rising = false;            // the verdict held at some scan of this view
+  LiveBytesVerdict verdict;           // at the last scan
+  std::vector<SiteLiveBytes> ranking; // at the last scan (kept once closed)
+  std::uint64_t allocations_seen = 0; // sampled allocations received
+  std::uint64_t frees_seen = 0;       // frees of sampled blocks received
+  bool ever_rising = false;           // the verdict held at some scan of this view
 };
 
 } // namespace neutracer

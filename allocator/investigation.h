@@ -28,7 +28,7 @@ struct InvestigationSettings {
   std::uint64_t min_growth_bytes = 64ull << 20;
   double horizon_seconds = 60;
   std::uint64_t horizon_growth_bytes = 512ull << 20;
-  double open_seconds = 120;    // how long a view stays open
+  double open_seconds = 120;     // how long a view stays open
   double cooldown_seconds = 300; // after a view closed without a verdict
   std::size_t max_open = 4;      // views open at once, host-wide
   // With max_open views open, a growth view open this long without a verdict gives its place

@@ -22,7 +22,7 @@ struct LiveBytesTrendSettings {
 
 struct LiveBytesVerdict {
   bool rising = false;
-  double growth_bytes_per_second = 0; // least-squares slope of the minimums, never negative
+  double growth_bytes_per_second = 0;  // least-squares slope of the minimums, never negative
   std::vector<std::uint64_t> minimums; // of the last complete windows, oldest first
 };
 

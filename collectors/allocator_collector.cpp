@@ -31,8 +31,8 @@ AllocatorCollectorSettings allocator_collector_settings(const Config &config) {
 AllocatorCollector::AllocatorCollector(const AllocatorCollectorSettings &settings,
                                        CudaTracing &tracer, const CudaCollector &cuda,
                                        SiteRecorder *sites)
-    : settings_(settings), tracer_(tracer), cuda_(cuda), sites_(sites),
-      procfs_(settings.proc_root), investigations_(settings.investigations) {}
+    : settings_(settings), tracer_(tracer), cuda_(cuda), sites_(sites), procfs_(settings.proc_root),
+      investigations_(settings.investigations) {}
 
 AllocatorCollector::~AllocatorCollector() {
   for (const auto &[id, view] : views_)
@@ -104,8 +104,7 @@ bool AllocatorCollector::scan() {
     if (const auto failure = open_view(change.process, change.reason, now)) {
       investigations_.failed(change.process, now);
       ++counts_.failed[static_cast<std::size_t>(failure->kind)];
-      spdlog::info("allocator view of pid {} not opened: {}", change.process.pid,
-                   failure->reason);
+      spdlog::info("allocator view of pid {} not opened: {}", change.process.pid, failure->reason);
     }
   }
   for (auto &[id, view] : views_) {
@@ -152,9 +151,9 @@ void AllocatorCollector::forget_exited() {
   });
 }
 
-std::optional<AllocatorCollector::Failure>
-AllocatorCollector::open_view(const ProcessId &id, InvestigationReason reason,
-                              std::uint64_t now_ns) {
+std::optional<AllocatorCollector::Failure> AllocatorCollector::open_view(const ProcessId &id,
+                                                                         InvestigationReason reason,
+                                                                         std::uint64_t now_ns) {
   const auto mapped = torch_library(id.pid);
   if (!mapped)
     return Failure{AllocatorViewFailure::no_library, "it maps no libc10_cuda.so"};
@@ -173,8 +172,7 @@ AllocatorCollector::open_view(const ProcessId &id, InvestigationReason reason,
   view.library = *library;
   ++counts_.opened[static_cast<std::size_t>(reason)];
   spdlog::info("allocator view of pid {} opened ({}): probes on {} for {:.0f} s", id.pid,
-               investigation_reason_name(reason), *library,
-               settings_.investigations.open_seconds);
+               investigation_reason_name(reason), *library, settings_.investigations.open_seconds);
   return std::nullopt;
 }
 

@@ -103,6 +103,8 @@ void DetectorSet::scan(const CudaState &state,
                                              OomClassifier(settings_.fragmentation),
                                              HangDetector(settings_.hang),
                                              {},
+                                             {},
+                                             false,
                                              {}});
     auto &detectors = it->second;
     // Device free memory needs NVML; without it the detectors work from the process alone.

@@ -37,7 +37,8 @@ void write_allocator_metrics(const std::map<ProcessId, AllocatorView> &views,
       rows.push_back({view, process_labels(id, process->second.comm, process->second.container)});
   }
   sink.family("neutracer_allocator_views_open",
-              "Processes whose PyTorch allocator view is open (probes attached)", MetricType::gauge);
+              "Processes whose PyTorch allocator view is open (probes attached)",
+              MetricType::gauge);
   sink.sample({}, static_cast<double>(open));
   sink.family("neutracer_allocator_views_opened_total",
               "Allocator views opened, by why: growth (device memory kept rising) or requested "
@@ -52,9 +53,9 @@ void write_allocator_metrics(const std::map<ProcessId, AllocatorView> &views,
               "refused the probes)",
               MetricType::counter);
   for (std::size_t failure = 0; failure < kAllocatorViewFailures; ++failure)
-    sink.sample({},
-                {{"reason", allocator_view_failure_name(static_cast<AllocatorViewFailure>(failure))}},
-                static_cast<double>(counts.failed[failure]));
+    sink.sample(
+        {}, {{"reason", allocator_view_failure_name(static_cast<AllocatorViewFailure>(failure))}},
+        static_cast<double>(counts.failed[failure]));
   sink.family("neutracer_allocator_view_late_events_total",
               "Tensor block events that arrived after their process's view closed (dropped)",
               MetricType::counter);

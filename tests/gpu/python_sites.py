@@ -218,7 +218,9 @@ def check_cnn(pid, outdir, seconds, checks):
     total = sum(s["counts"]["launch_samples"] for s in launching)
     mine = [s for s in launching if f"({base}:" in (s.get("summary") or "")]
     share = sum(s["counts"]["launch_samples"] for s in mine) / total
-    forward = [s for s in mine if (s.get("summary") or "").startswith("forward (")]
+    # Python 3.11+ names a method by its qualified name: "build_cnn.<locals>.Block.forward".
+    forward = [s for s in mine
+               if (s.get("summary") or "").split(" (")[0].split(".")[-1] == "forward"]
     checks.append(("cnn: sampled launches are summarised by the model's forward()",
                    bool(forward), "; ".join(f"{s.get('summary')}: {s['counts']['launch_samples']}"
                                             for s in launching[:8])))

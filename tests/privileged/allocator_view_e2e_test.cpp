@@ -90,8 +90,8 @@ TEST_F(AllocatorViewE2E, AnAskedForViewSeesOnlyItsProcessAndGoesWhenItsTimeIsUp)
   ASSERT_EQ(semaphores(*viewed), "malloc=0 free=0") << "nothing attached before the view";
 
   ASSERT_EQ(open_view(*viewed), 202);
-  ASSERT_TRUE(eventually([&] { return of_driver("neutracer_allocator_view_open", *viewed) == 1; },
-                         5s))
+  ASSERT_TRUE(
+      eventually([&] { return of_driver("neutracer_allocator_view_open", *viewed) == 1; }, 5s))
       << log();
   const std::regex raised("malloc=[1-9][0-9]* free=[1-9][0-9]*");
   EXPECT_TRUE(std::regex_match(semaphores(*viewed), raised)) << semaphores(*viewed);
@@ -112,8 +112,8 @@ TEST_F(AllocatorViewE2E, AnAskedForViewSeesOnlyItsProcessAndGoesWhenItsTimeIsUp)
             1);
 
   // view_duration 10s: the probes go, and the semaphores fall back to 0.
-  EXPECT_TRUE(eventually([&] { return of_driver("neutracer_allocator_view_open", *viewed) == 0; },
-                         15s));
+  EXPECT_TRUE(
+      eventually([&] { return of_driver("neutracer_allocator_view_open", *viewed) == 0; }, 15s));
   EXPECT_TRUE(eventually([&] { return semaphores(*viewed) == "malloc=0 free=0"; }, 5s))
       << semaphores(*viewed);
   EXPECT_EQ(value(scrape(), "neutracer_allocator_views_open", {}), 0);
@@ -132,8 +132,8 @@ protected:
 TEST_F(AllocatorLeakE2E, TensorsKeptAtOneSiteAreALeakNamedFromTheAllocatorView) {
   auto driver = start_driver("leaking");
   ASSERT_EQ(open_view(*driver), 202);
-  ASSERT_TRUE(eventually([&] { return of_driver("neutracer_allocator_view_open", *driver) == 1; },
-                         5s));
+  ASSERT_TRUE(
+      eventually([&] { return of_driver("neutracer_allocator_view_open", *driver) == 1; }, 5s));
   // 4 MiB kept every 250 ms (16 MiB/s), nothing in the driver view: the verdict comes from live
   // tensor bytes, whose window minimums rise through five 2 s windows.
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -143,9 +143,8 @@ TEST_F(AllocatorLeakE2E, TensorsKeptAtOneSiteAreALeakNamedFromTheAllocatorView) 
     std::this_thread::sleep_for(250ms);
     flagged = of_driver("neutracer_cuda_memory_leak_suspected", *driver) == 1;
   }
-  ASSERT_TRUE(flagged) << "live bytes "
-                       << of_driver("neutracer_allocator_live_bytes", *driver) << "; log: "
-                       << log();
+  ASSERT_TRUE(flagged) << "live bytes " << of_driver("neutracer_allocator_live_bytes", *driver)
+                       << "; log: " << log();
   EXPECT_EQ(of_driver("neutracer_allocator_live_bytes_rising", *driver), 1);
   EXPECT_GT(of_driver("neutracer_allocator_live_growth_bytes_per_second", *driver), 8 * kMiB);
 
@@ -175,12 +174,12 @@ TEST_F(AllocatorLeakE2E, TensorsKeptAtOneSiteAreALeakNamedFromTheAllocatorView) 
 TEST_F(AllocatorViewE2E, AProcessThatExitsTakesItsViewAndProbesWithIt) {
   auto driver = start_driver("exiting");
   ASSERT_EQ(open_view(*driver), 202);
-  ASSERT_TRUE(eventually([&] { return of_driver("neutracer_allocator_view_open", *driver) == 1; },
-                         5s));
+  ASSERT_TRUE(
+      eventually([&] { return of_driver("neutracer_allocator_view_open", *driver) == 1; }, 5s));
   command(*driver, "alloc 2097152 3");
   ASSERT_TRUE(driver->process->stop(SIGKILL, 5s));
-  EXPECT_TRUE(eventually(
-      [&] { return value(scrape(), "neutracer_allocator_views_open", {}) == 0; }, 5s))
+  EXPECT_TRUE(
+      eventually([&] { return value(scrape(), "neutracer_allocator_views_open", {}) == 0; }, 5s))
       << log();
   EXPECT_EQ(of_driver("neutracer_allocator_view_open", *driver), -1);
   EXPECT_EQ(http_request(port_, "POST", "/api/v1/processes/" + driver->pid + "/allocator")
