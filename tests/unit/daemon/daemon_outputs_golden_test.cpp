@@ -159,7 +159,7 @@ TEST_F(FixtureHost, EachCollectorsSeriesMatchItsGolden) {
                                     ".prom",
                                 normalized_metrics(text));
   }
-  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(names.size(), 8u);
 }
 
 } // namespace

@@ -129,9 +129,10 @@ TEST_F(DetectorSetTest, ALeakNoticeNamesItsTopSitesAndTheBytesLiveFromEach) {
   detectors_.set_site_lookup([](const ProcessId &, AlertKind kind, std::uint64_t) {
     EXPECT_EQ(kind, AlertKind::memory_leak);
     std::vector<NoticeSite> sites{
-        {"grow", "train.py", "train.py:51", 51, "grow (train.py:51)", 96 * kMiB},
-        {"cache", "train.py", "train.py:30", 30, "cache (train.py:30)", 3 * kMiB},
-        {"leak_here", "/opt/app/trainer", "trainer+0x10", 0, "leak_here (trainer+0x10)", kMiB}};
+        {"grow", "train.py", "train.py:51", 51, "grow (train.py:51)", 96 * kMiB, "driver"},
+        {"cache", "train.py", "train.py:30", 30, "cache (train.py:30)", 3 * kMiB, "driver"},
+        {"leak_here", "/opt/app/trainer", "trainer+0x10", 0, "leak_here (trainer+0x10)", kMiB,
+         "driver"}};
     return sites;
   });
   const auto notices = steady_leak();
@@ -163,9 +164,8 @@ TEST_F(DetectorSetTest, TheAllocatorViewAloneMakesALeakSuspected) {
   EXPECT_FALSE(detectors_.findings().at(kId).leak.suspected);
   EXPECT_TRUE(detectors_.take_notices().empty());
   detectors_.set_site_lookup([](const ProcessId &, AlertKind, std::uint64_t) {
-    NoticeSite site{"keep", "train.py", "train.py:9", 9, "keep (train.py:9)", 40 * kMiB};
-    site.view = "allocator";
-    return std::vector<NoticeSite>{site};
+    return std::vector<NoticeSite>{
+        {"keep", "train.py", "train.py:9", 9, "keep (train.py:9)", 40 * kMiB, "allocator"}};
   });
   detectors_.set_allocator_leaks({{kId, 20.0 * kMiB}});
   scan(kSecond);
@@ -276,7 +276,7 @@ TEST_F(DetectorSetTest, ANoticeNamesTheSiteTheLookupGives) {
     EXPECT_EQ(id, kId);
     asked.emplace_back(kind, time_ns);
     return std::vector<NoticeSite>{
-        {"oom_here", "/opt/app/trainer", "trainer+0x1234", 0, "oom_here (trainer+0x1234)"}};
+        {"oom_here", "/opt/app/trainer", "trainer+0x1234", 0, "oom_here (trainer+0x1234)", 0, ""}};
   });
   state_.apply(memory_call(NT_API_MEM_ALLOC, 7, 0, 16 * kMiB, 2));
   scan(kSecond);
