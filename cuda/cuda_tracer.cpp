@@ -20,7 +20,11 @@
 #include "cuda/cuda_api_table.h"
 #include "cuda/entry_instruction.h"
 #include "cuda/trap_calibration.h"
+// The skeleton holds <bpf/usdt.bpf.h>'s kconfig flag as C's _Bool, which C++ spells bool (g++
+// takes _Bool as an extension, clang++ does not).
+#define _Bool bool
 #include "cuda_calls.skel.h"
+#undef _Bool
 #include "cuda_launch.skel.h"
 
 namespace neutracer {
