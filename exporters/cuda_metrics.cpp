@@ -232,8 +232,8 @@ void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, 
   if (settings.process_histograms)
     for (const auto &row : rows)
       for (const auto &[api, sync] : row.state.syncs)
-        sink.histogram(row.labels, {{"api", api_name(api)}}, kSyncWaitBuckets, sync.buckets,
-                       sync.wait_seconds, sync.waits);
+        sink.histogram(row.labels, {{"api", api_name(api)}},
+                       {kSyncWaitBuckets, sync.buckets, sync.wait_seconds, sync.waits});
   sink.family("neutracer_cuda_sync_in_progress_seconds",
               "Age of the longest synchronisation call still waiting (0 if none).",
               MetricType::gauge);
