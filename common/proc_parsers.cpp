@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/proc_parsers.h"
 
-#include <charconv>
+#include "common/text.h"
+
 #include <sys/sysmacros.h>
 #include <vector>
 
@@ -20,14 +21,6 @@ std::string_view next_field(std::string_view &rest) {
   const auto field = rest.substr(0, end);
   rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
   return field;
-}
-
-template <typename T> std::optional<T> parse_number(std::string_view text, int base = 10) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    return std::nullopt;
-  return value;
 }
 
 } // namespace

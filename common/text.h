@@ -2,6 +2,8 @@
 #pragma once
 // Small text helpers the parsers of /proc, HTTP headers, the config and the environment share.
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <string_view>
 
 namespace neutracer {
@@ -18,6 +20,16 @@ inline std::string_view trim(std::string_view text, std::string_view blanks = " 
 inline bool all_digits(std::string_view text) {
   return !text.empty() &&
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// `text`, whole, as a number in `base`; nullopt when it is empty, holds anything else (a sign
+// where T is unsigned, spaces, a "0x") or does not fit in T.
+template <typename T> std::optional<T> parse_number(std::string_view text, int base = 10) {
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    return std::nullopt;
+  return value;
 }
 
 } // namespace neutracer

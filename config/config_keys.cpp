@@ -169,6 +169,25 @@ ConfigKey key(std::string_view name, Access access, Check check, std::string_vie
   return row;
 }
 
+// A row for a key holding a list or a mapping, which no flag sets: `read` parses the YAML into
+// the field `access` returns, `check` finds what is wrong with the field's value however it was
+// set, and `yaml` writes the value, which is also how messages show it.
+template <typename Access, typename Read, typename Check, typename Yaml>
+ConfigKey collection_key(std::string_view name, Access access, Read read, Check check, Yaml yaml,
+                         std::string_view help) {
+  ConfigKey row;
+  row.name = name;
+  row.help = help;
+  row.scalar = false;
+  row.read_yaml = [access, read](const YAML::Node &node, Config &config) -> Problem {
+    return read(node, access(config));
+  };
+  row.check = [access, check](const Config &config) -> Problem { return check(access(config)); };
+  row.yaml = [access, yaml](const Config &config) { return yaml(access(config)); };
+  row.show = row.yaml;
+  return row;
+}
+
 // cuda.launch_rules: a list of {match: PATTERN, counting: MODE}.
 Problem read_launch_rules(const YAML::Node &node,
                           std::vector<std::pair<std::string, LaunchCounting>> &out) {
@@ -195,29 +214,19 @@ Problem read_launch_rules(const YAML::Node &node,
   return std::nullopt;
 }
 
-ConfigKey launch_rules_key(std::string_view help) {
-  ConfigKey row;
-  row.name = "cuda.launch_rules";
-  row.help = help;
-  row.scalar = false;
-  row.read_yaml = [](const YAML::Node &node, Config &config) {
-    return read_launch_rules(node, config.cuda.launch_rules);
-  };
-  row.check = [](const Config &config) -> Problem {
-    for (const auto &rule : config.cuda.launch_rules)
-      if (rule.first.empty())
-        return "a rule's match must not be empty";
-    return std::nullopt;
-  };
-  row.yaml = [](const Config &config) {
-    std::string list;
-    for (const auto &[pattern, mode] : config.cuda.launch_rules)
-      list += std::string(list.empty() ? "" : ", ") + "{match: " + yaml_scalar(pattern) +
-              ", counting: " + std::string(launch_counting_name(mode)) + "}";
-    return "[" + list + "]";
-  };
-  row.show = row.yaml;
-  return row;
+Problem check_launch_rules(const std::vector<std::pair<std::string, LaunchCounting>> &rules) {
+  for (const auto &rule : rules)
+    if (rule.first.empty())
+      return "a rule's match must not be empty";
+  return std::nullopt;
+}
+
+std::string launch_rules_yaml(const std::vector<std::pair<std::string, LaunchCounting>> &rules) {
+  std::string list;
+  for (const auto &[pattern, mode] : rules)
+    list += std::string(list.empty() ? "" : ", ") + "{match: " + yaml_scalar(pattern) +
+            ", counting: " + std::string(launch_counting_name(mode)) + "}";
+  return "[" + list + "]";
 }
 
 // web.basic_auth_users: user name -> bcrypt hash.
@@ -243,32 +252,22 @@ Problem read_basic_auth_users(const YAML::Node &node, std::map<std::string, std:
   return std::nullopt;
 }
 
-ConfigKey basic_auth_users_key(std::string_view help) {
-  ConfigKey row;
-  row.name = "web.basic_auth_users";
-  row.help = help;
-  row.scalar = false;
-  row.read_yaml = [](const YAML::Node &node, Config &config) {
-    return read_basic_auth_users(node, config.web.basic_auth_users);
-  };
-  row.check = [](const Config &config) -> Problem {
-    for (const auto &[user, hash] : config.web.basic_auth_users) {
-      if (auto problem = basic_auth_user_problem(user))
-        return "user '" + user + "': " + *problem;
-      if (auto problem = bcrypt_hash_problem(hash))
-        return "user '" + user + "': the password hash " + *problem;
-    }
-    return std::nullopt;
-  };
-  // Never the hashes: the value is shown in docs and messages.
-  row.yaml = [](const Config &config) {
-    std::string users;
-    for (const auto &[user, hash] : config.web.basic_auth_users)
-      users += std::string(users.empty() ? "" : ", ") + yaml_scalar(user) + ": \"...\"";
-    return "{" + users + "}";
-  };
-  row.show = row.yaml;
-  return row;
+Problem check_basic_auth_users(const std::map<std::string, std::string> &users) {
+  for (const auto &[user, hash] : users) {
+    if (auto problem = basic_auth_user_problem(user))
+      return "user '" + user + "': " + *problem;
+    if (auto problem = bcrypt_hash_problem(hash))
+      return "user '" + user + "': the password hash " + *problem;
+  }
+  return std::nullopt;
+}
+
+// Never the hashes: the value is shown in docs and messages.
+std::string basic_auth_users_yaml(const std::map<std::string, std::string> &users) {
+  std::string text;
+  for (const auto &[user, hash] : users)
+    text += std::string(text.empty() ? "" : ", ") + yaml_scalar(user) + ": \"...\"";
+  return "{" + text + "}";
 }
 
 std::vector<ConfigKey> make_keys() {
@@ -354,7 +353,9 @@ std::vector<ConfigKey> make_keys() {
       [](auto &c) -> auto & { return c.cuda.launch_sample_fraction; }, check_launch_sample_fraction,
       "adaptive: count every sampled process for this share of each period, whatever its rate "
       "(0: from launch_max_rate). Range 0.001..0.9; the paired cost benchmark uses 0.5."));
-  add(launch_rules_key(
+  add(collection_key(
+      "cuda.launch_rules", [](auto &c) -> auto & { return c.cuda.launch_rules; }, read_launch_rules,
+      check_launch_rules, launch_rules_yaml,
       "Per-process modes, whatever launch_counting says for the rest. `match` is an fnmatch(3) "
       "pattern tried against the comm, the executable path and the container id; the first rule "
       "that matches wins, the rest get launch_counting. A rule that samples or switches off some "
@@ -465,7 +466,9 @@ std::vector<ConfigKey> make_keys() {
       "idle or send their request slowly (each is cut off after 10 s) while scrapes and /healthz "
       "still answer at once; more wait in the listen queue. Range 16..4096, at least "
       "max_concurrent_requests + 8."));
-  add(basic_auth_users_key(
+  add(collection_key(
+      "web.basic_auth_users", [](auto &c) -> auto & { return c.web.basic_auth_users; },
+      read_basic_auth_users, check_basic_auth_users, basic_auth_users_yaml,
       "HTTP basic authentication, as in Prometheus exporters' web config: user name -> bcrypt "
       "hash, made with `htpasswd -nBC 10 \"\" | tr -d ':\\n'` (package apache2-utils) or "
       "`mkpasswd -m bcrypt -R 10` (package whois). Other hash types are refused, and so are "

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <utility>
 
 #include "exporters/api_json.h"
 #include "exporters/call_sites_json.h"
@@ -83,6 +84,29 @@ shared_text(const std::shared_ptr<const PublishedSnapshot> &snapshot, const std:
   return {snapshot, &text};
 }
 
+HttpResponse html(std::string page) {
+  return HttpResponse{200, "text/html; charset=utf-8", std::move(page), {}};
+}
+
+HttpResponse json(std::string document) {
+  return HttpResponse{200, "application/json", std::move(document), {}};
+}
+
+// A JSON document the snapshot keeps gzipped, or `absent` before a scan made one. Unpacked per
+// request (~10 ms for 6 MB): a client that asks for gzip gets it compressed again, as every
+// other answer.
+HttpResponse gzipped_json(const std::shared_ptr<const std::string> &gzipped,
+                          const std::string &absent) {
+  return json(gzipped ? gunzip(*gzipped) : absent);
+}
+
+// The call sites recorded for `id`: none when the recorder holds none for it.
+const ProcessSitesView &sites_of(const PublishedSnapshot &snapshot, const ProcessId &id) {
+  static const ProcessSitesView kNoSites;
+  const auto found = snapshot.sites->find(id);
+  return found == snapshot.sites->end() ? kNoSites : *found->second;
+}
+
 } // namespace
 
 std::string landing_page(const std::string &version, const std::string &host) {
@@ -110,9 +134,7 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   HttpRoutes routes{
       {"/",
-       [page = landing_page(kVersion, host_name())](const std::string &) {
-         return HttpResponse{200, "text/html; charset=utf-8", page, {}};
-       }},
+       [page = landing_page(kVersion, host_name())](const std::string &) { return html(page); }},
       {"/metrics",
        [&publisher, &rejections, &requests, proc_root = config.proc_root](const std::string &) {
          // The scan's text is sent from the snapshot, where it is kept deflated (gzip clients
@@ -127,23 +149,11 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {
-         const auto snapshot = publisher.latest();
-         // Unpacked per request (~10 ms for 6 MB): a client that asks for gzip gets it
-         // compressed again, as every other answer.
-         return HttpResponse{200,
-                             "application/json",
-                             snapshot->kernels_json_gzip ? gunzip(*snapshot->kernels_json_gzip)
-                                                         : std::string(),
-                             {}};
+         return gzipped_json(publisher.latest()->kernels_json_gzip, "");
        }},
       {"/api/v1/processes",
        [&publisher](const std::string &) {
-         const auto snapshot = publisher.latest();
-         return HttpResponse{200,
-                             "application/json",
-                             snapshot->processes_json_gzip ? gunzip(*snapshot->processes_json_gzip)
-                                                           : std::string(kNoProcessesJson),
-                             {}};
+         return gzipped_json(publisher.latest()->processes_json_gzip, kNoProcessesJson);
        }},
       {"/api/v1/alerts",
        [&publisher](const std::string &) {
@@ -157,30 +167,18 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          const auto id = traced_process(*snapshot, query);
          if (!id.process)
            return id.refusal;
-         static const ProcessSitesView kNoSites;
-         const auto found = snapshot->sites->find(*id.process);
-         return HttpResponse{
-             200,
-             "application/json",
-             call_sites_json(*id.process, snapshot->comms.at(*id.process),
-                             found == snapshot->sites->end() ? kNoSites : *found->second,
-                             snapshot->stacks),
-             {}};
+         return json(call_sites_json(*id.process, snapshot->comms.at(*id.process),
+                                     sites_of(*snapshot, *id.process), snapshot->stacks));
        }},
       {"/flame",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          if (!query_parameter(query, "pid"))
-           return HttpResponse{200,
-                               "text/html; charset=utf-8",
-                               flame_graph_index(*snapshot->sites, snapshot->comms),
-                               {}};
+           return html(flame_graph_index(*snapshot->sites, snapshot->comms));
          const auto id = traced_process(*snapshot, query);
          if (!id.process)
            return id.refusal;
-         static const ProcessSitesView kNoSites;
-         const auto found = snapshot->sites->find(*id.process);
-         const auto &sites = found == snapshot->sites->end() ? kNoSites : *found->second;
+         const auto &sites = sites_of(*snapshot, *id.process);
          const auto by = query_parameter(query, "by");
          const auto weight = by ? parse_flame_weight(*by) : default_flame_weight(sites);
          if (!weight)
@@ -189,39 +187,25 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
                                "by must be live_bytes, allocated_bytes, failed_allocations, "
                                "launch_samples or wait_seconds\n",
                                {}};
-         return HttpResponse{
-             200,
-             "text/html; charset=utf-8",
-             flame_graph_page(*id.process, snapshot->comms.at(*id.process), sites, *weight),
-             {}};
+         return html(
+             flame_graph_page(*id.process, snapshot->comms.at(*id.process), sites, *weight));
        }},
       {"/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          if (!query_parameter(query, "pid"))
-           return HttpResponse{200,
-                               "text/html; charset=utf-8",
-                               memory_timeline_index(*snapshot->timelines, snapshot->comms),
-                               {}};
+           return html(memory_timeline_index(*snapshot->timelines, snapshot->comms));
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
-           return HttpResponse{
-               200,
-               "text/html; charset=utf-8",
-               memory_timeline_page(id, comm_of(*snapshot, id), timeline, snapshot->clock,
-                                    snapshot->sites->count(id) ? snapshot->sites->at(id).get()
-                                                               : nullptr),
-               {}};
+           return html(memory_timeline_page(
+               id, comm_of(*snapshot, id), timeline, snapshot->clock,
+               snapshot->sites->count(id) ? snapshot->sites->at(id).get() : nullptr));
          });
        }},
       {"/api/v1/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
-           return HttpResponse{
-               200,
-               "application/json",
-               memory_timeline_json(id, comm_of(*snapshot, id), timeline, snapshot->clock),
-               {}};
+           return json(memory_timeline_json(id, comm_of(*snapshot, id), timeline, snapshot->clock));
          });
        }},
       {"/healthz",

@@ -9,15 +9,13 @@ namespace neutracer {
 
 Labels container_info_labels(const ContainerInfo &container) {
   Labels labels;
-  for (const auto &[name, value] :
-       {std::pair{"container", &container.name()},
-        std::pair{"container_id", &container.identity.id},
-        std::pair{"runtime", &container.identity.runtime},
-        std::pair{"pod_uid", &container.identity.pod_uid},
-        std::pair{"namespace", &container.pod.namespace_name}, std::pair{"pod", &container.pod.pod},
-        std::pair{"slurm_job", &container.identity.slurm_job}})
-    if (!value->empty())
-      labels.emplace_back(name, *value);
+  append_known_labels(labels, {{"container", &container.name()},
+                               {"container_id", &container.identity.id},
+                               {"runtime", &container.identity.runtime},
+                               {"pod_uid", &container.identity.pod_uid},
+                               {"namespace", &container.pod.namespace_name},
+                               {"pod", &container.pod.pod},
+                               {"slurm_job", &container.identity.slurm_job}});
   return labels;
 }
 

@@ -51,17 +51,43 @@ bool copied_in(const DeviceCounters &counters, std::size_t direction) {
   return counters.copies[direction] > 0 || counters.copy_bytes[direction] > 0;
 }
 
-// One family with a sample per process, GPU and memory kind used.
-void per_memory_kind(const std::vector<ProcessRow> &rows, MetricSink &sink, std::string_view name,
-                     std::string_view help, MetricType type,
-                     const std::function<double(const MemoryCounters &)> &value) {
-  sink.family(name, help, type);
+// A family with a sample per process, GPU and memory kind used: one of the memory counters.
+struct MemoryKindFamily {
+  std::string_view name;
+  std::string_view help;
+  MetricType type;
+  std::uint64_t MemoryCounters::*counter;
+};
+
+constexpr std::array<MemoryKindFamily, 6> kMemoryKindFamilies{{
+    {"neutracer_cuda_memory_used_bytes",
+     "CUDA memory allocated through the driver and not yet freed.", MetricType::gauge,
+     &MemoryCounters::used_bytes},
+    {"neutracer_cuda_memory_peak_bytes", "Highest value of neutracer_cuda_memory_used_bytes seen.",
+     MetricType::gauge, &MemoryCounters::peak_bytes},
+    {"neutracer_cuda_memory_allocations_total", "Successful CUDA allocations.", MetricType::counter,
+     &MemoryCounters::allocations},
+    {"neutracer_cuda_memory_frees_total", "Frees of allocations neutracerd saw being made.",
+     MetricType::counter, &MemoryCounters::frees},
+    {"neutracer_cuda_memory_allocated_bytes_total",
+     "Bytes allocated by successful CUDA allocations.", MetricType::counter,
+     &MemoryCounters::allocated_bytes},
+    {"neutracer_cuda_memory_freed_bytes_total",
+     "Bytes released by frees of allocations neutracerd saw.", MetricType::counter,
+     &MemoryCounters::freed_bytes},
+}};
+
+void per_memory_kind(const std::vector<ProcessRow> &rows, MetricSink &sink,
+                     const MemoryKindFamily &family) {
+  sink.family(family.name, family.help, family.type);
   for (const auto &row : rows)
     for_each_device(row.state, [&](const std::string &gpu, const DeviceCounters &counters) {
-      for (const auto kind : kMemoryKindsInOrder)
-        if (shows_memory_kind(kind, counters.memory[static_cast<std::size_t>(kind)]))
+      for (const auto kind : kMemoryKindsInOrder) {
+        const auto &memory = counters.memory[static_cast<std::size_t>(kind)];
+        if (shows_memory_kind(kind, memory))
           sink.sample(row.labels, {{"gpu", gpu}, {"kind", memory_kind_name(kind)}},
-                      value(counters.memory[static_cast<std::size_t>(kind)]));
+                      static_cast<double>(memory.*family.counter));
+      }
     });
 }
 
@@ -174,24 +200,8 @@ void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, 
               MetricType::counter);
   launch_family(true);
 
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_used_bytes",
-                  "CUDA memory allocated through the driver and not yet freed.", MetricType::gauge,
-                  [](const MemoryCounters &m) { return double(m.used_bytes); });
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_peak_bytes",
-                  "Highest value of neutracer_cuda_memory_used_bytes seen.", MetricType::gauge,
-                  [](const MemoryCounters &m) { return double(m.peak_bytes); });
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_allocations_total",
-                  "Successful CUDA allocations.", MetricType::counter,
-                  [](const MemoryCounters &m) { return double(m.allocations); });
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_frees_total",
-                  "Frees of allocations neutracerd saw being made.", MetricType::counter,
-                  [](const MemoryCounters &m) { return double(m.frees); });
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_allocated_bytes_total",
-                  "Bytes allocated by successful CUDA allocations.", MetricType::counter,
-                  [](const MemoryCounters &m) { return double(m.allocated_bytes); });
-  per_memory_kind(rows, sink, "neutracer_cuda_memory_freed_bytes_total",
-                  "Bytes released by frees of allocations neutracerd saw.", MetricType::counter,
-                  [](const MemoryCounters &m) { return double(m.freed_bytes); });
+  for (const auto &family : kMemoryKindFamilies)
+    per_memory_kind(rows, sink, family);
   sink.family("neutracer_cuda_memory_unknown_frees_total",
               "Frees of memory allocated before neutracerd attached (size unknown).",
               MetricType::counter);
@@ -222,8 +232,8 @@ void write_cuda_metrics(const CudaState &state, const SeriesSettings &settings, 
   if (settings.process_histograms)
     for (const auto &row : rows)
       for (const auto &[api, sync] : row.state.syncs)
-        sink.histogram(row.labels, {{"api", api_name(api)}}, kSyncWaitBuckets, sync.buckets,
-                       sync.wait_seconds, sync.waits);
+        sink.histogram(row.labels, {{"api", api_name(api)}},
+                       {kSyncWaitBuckets, sync.buckets, sync.wait_seconds, sync.waits});
   sink.family("neutracer_cuda_sync_in_progress_seconds",
               "Age of the longest synchronisation call still waiting (0 if none).",
               MetricType::gauge);

@@ -9,6 +9,7 @@
 
 #include "common/human_bytes.h"
 #include "exporters/html_escape.h"
+#include "exporters/process_index_page.h"
 
 namespace neutracer {
 namespace {
@@ -251,17 +252,10 @@ std::string flame_graph_page(const ProcessId &id, const std::string &comm,
 std::string
 flame_graph_index(const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>> &sites,
                   const std::map<ProcessId, std::string> &comms) {
-  std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Call "
-                     "sites</title></head>\n<body style=\"font-family:sans-serif\">\n"
-                     "<h1>Call sites</h1>\n<ul>\n";
-  for (const auto &[id, view] : sites) {
-    const auto comm = comms.contains(id) ? comms.at(id) : std::string("?");
-    page += "<li><a href=\"/flame?pid=" + std::to_string(id.pid) + "\">" + html_escape(comm) +
-            " (pid " + std::to_string(id.pid) + ")</a>: " + std::to_string(view->sites.size()) +
-            " sites</li>\n";
-  }
-  page += "</ul></body></html>\n";
-  return page;
+  std::map<ProcessId, std::string> summaries;
+  for (const auto &[id, view] : sites)
+    summaries.emplace(id, std::to_string(view->sites.size()) + " sites");
+  return process_index_page("Call sites", "/flame", summaries, comms);
 }
 
 } // namespace neutracer

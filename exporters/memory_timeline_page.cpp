@@ -2,6 +2,7 @@
 #include "exporters/memory_timeline_page.h"
 
 #include "exporters/html_escape.h"
+#include "exporters/process_index_page.h"
 
 #include <algorithm>
 #include <cmath>
@@ -240,17 +241,10 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
 
 std::string memory_timeline_index(const std::map<ProcessId, ProcessTimeline> &timelines,
                                   const std::map<ProcessId, std::string> &comms) {
-  std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>GPU memory "
-                     "timelines</title></head>\n<body style=\"font-family:sans-serif\">\n"
-                     "<h1>GPU memory timelines</h1>\n<ul>\n";
-  for (const auto &[id, timeline] : timelines) {
-    const auto comm = comms.contains(id) ? comms.at(id) : std::string("?");
-    page += "<li><a href=\"/memory?pid=" + std::to_string(id.pid) + "\">" + html_escape(comm) +
-            " (pid " + std::to_string(id.pid) + ")</a>: " + std::to_string(timeline.blocks.size()) +
-            " allocations</li>\n";
-  }
-  page += "</ul></body></html>\n";
-  return page;
+  std::map<ProcessId, std::string> summaries;
+  for (const auto &[id, timeline] : timelines)
+    summaries.emplace(id, std::to_string(timeline.blocks.size()) + " allocations");
+  return process_index_page("GPU memory timelines", "/memory", summaries, comms);
 }
 
 } // namespace neutracer

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The labels shared by the exporters' per-process series.
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -10,6 +11,16 @@
 
 namespace neutracer {
 
+// Appends to `labels` each (name, value) of `candidates` whose value is known (not empty), in
+// the given order: a series leaves out what the cgroup path or the log names did not tell.
+inline void append_known_labels(
+    Labels &labels,
+    std::initializer_list<std::pair<const char *, const std::string *>> candidates) {
+  for (const auto &[name, value] : candidates)
+    if (!value->empty())
+      labels.emplace_back(name, *value);
+}
+
 // The labels every per-process series carries: pid, comm and, where known, container (the
 // container's name: the pod spec's in Kubernetes, Docker's), container_id (64-hex id from the
 // cgroup path), namespace and pod (from the kubelet's log names) and slurm_job (the Slurm job id
@@ -18,13 +29,11 @@ namespace neutracer {
 inline Labels process_labels(const ProcessId &id, const std::string &comm,
                              const ContainerInfo &container) {
   Labels labels{{"pid", std::to_string(id.pid)}, {"comm", comm}};
-  for (const auto &[name, value] :
-       {std::pair{"container", &container.name()},
-        std::pair{"container_id", &container.identity.id},
-        std::pair{"namespace", &container.pod.namespace_name}, std::pair{"pod", &container.pod.pod},
-        std::pair{"slurm_job", &container.identity.slurm_job}})
-    if (!value->empty())
-      labels.emplace_back(name, *value);
+  append_known_labels(labels, {{"container", &container.name()},
+                               {"container_id", &container.identity.id},
+                               {"namespace", &container.pod.namespace_name},
+                               {"pod", &container.pod.pod},
+                               {"slurm_job", &container.identity.slurm_job}});
   return labels;
 }
 

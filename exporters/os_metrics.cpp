@@ -141,9 +141,9 @@ void write_os_metrics(const std::vector<OsProcessView> &processes, const SeriesS
       count += slot_count; // the last slot is above every bound: only in +Inf and _count
     if (count == 0)
       continue; // no block IO yet: 26 zero series would say only that
-    sink.histogram(process.labels, {}, bounds,
-                   std::span(process.bpf->io_latency_slots).first(bounds.size()),
-                   static_cast<double>(process.bpf->io_latency_sum_ns) / kNsPerSecond, count);
+    sink.histogram(process.labels, {},
+                   {bounds, std::span(process.bpf->io_latency_slots).first(bounds.size()),
+                    static_cast<double>(process.bpf->io_latency_sum_ns) / kNsPerSecond, count});
   }
   per_label<Proc>(
       processes, sink, "neutracer_process_proc_io_bytes_total",

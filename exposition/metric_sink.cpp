@@ -23,7 +23,7 @@ void MetricSink::write(const std::vector<MetricFamily> &families) {
     family(f.name, f.help, f.type);
     if (f.type == MetricType::histogram) {
       for (const auto &h : f.histograms)
-        histogram(h.labels, {}, h.upper_bounds, h.bucket_counts, h.sum, h.count);
+        histogram(h.labels, {}, {h.upper_bounds, h.bucket_counts, h.sum, h.count});
       continue;
     }
     for (const auto &s : f.samples)
@@ -42,16 +42,14 @@ void FamilySink::sample(const Labels &common, std::initializer_list<LabelView> o
 }
 
 void FamilySink::histogram(const Labels &common, std::initializer_list<LabelView> own,
-                           std::span<const double> upper_bounds,
-                           std::span<const std::uint64_t> bucket_counts, double sum,
-                           std::uint64_t count) {
+                           const HistogramCounts &counts) {
   if (families_.empty())
     throw std::logic_error("FamilySink: a histogram before its family");
   families_.back().histograms.push_back({joined(common, own),
-                                         {upper_bounds.begin(), upper_bounds.end()},
-                                         {bucket_counts.begin(), bucket_counts.end()},
-                                         sum,
-                                         count});
+                                         {counts.upper_bounds.begin(), counts.upper_bounds.end()},
+                                         {counts.bucket_counts.begin(), counts.bucket_counts.end()},
+                                         counts.sum,
+                                         counts.count});
 }
 
 } // namespace neutracer

@@ -17,6 +17,15 @@ namespace neutracer {
 
 using LabelView = std::pair<std::string_view, std::string_view>;
 
+// The numbers of one histogram series, borrowed from wherever they are kept: as in
+// HistogramSample, bucket_counts[i] counts (upper_bounds[i-1], upper_bounds[i]], not cumulative.
+struct HistogramCounts {
+  std::span<const double> upper_bounds;
+  std::span<const std::uint64_t> bucket_counts;
+  double sum = 0;
+  std::uint64_t count = 0;
+};
+
 class MetricSink {
 public:
   virtual ~MetricSink() = default;
@@ -26,9 +35,7 @@ public:
   virtual void sample(const Labels &common, std::initializer_list<LabelView> own, double value) = 0;
   // One histogram series, as HistogramSample describes it.
   virtual void histogram(const Labels &common, std::initializer_list<LabelView> own,
-                         std::span<const double> upper_bounds,
-                         std::span<const std::uint64_t> bucket_counts, double sum,
-                         std::uint64_t count) = 0;
+                         const HistogramCounts &counts) = 0;
 
   void sample(const Labels &labels, double value) { sample(labels, {}, value); }
   // Each family in turn, samples and histograms alike.
@@ -41,8 +48,7 @@ public:
   void family(std::string_view name, std::string_view help, MetricType type) override;
   void sample(const Labels &common, std::initializer_list<LabelView> own, double value) override;
   void histogram(const Labels &common, std::initializer_list<LabelView> own,
-                 std::span<const double> upper_bounds, std::span<const std::uint64_t> bucket_counts,
-                 double sum, std::uint64_t count) override;
+                 const HistogramCounts &counts) override;
   using MetricSink::sample;
 
   std::vector<MetricFamily> take() { return std::move(families_); }

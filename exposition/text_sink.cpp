@@ -146,9 +146,7 @@ void TextSink::sample(const Labels &common, std::initializer_list<LabelView> own
 }
 
 void TextSink::histogram(const Labels &common, std::initializer_list<LabelView> own,
-                         std::span<const double> upper_bounds,
-                         std::span<const std::uint64_t> bucket_counts, double sum,
-                         std::uint64_t count) {
+                         const HistogramCounts &counts) {
   // One line: NAME SUFFIX {labels[, le]} VALUE.
   const auto line = [&](std::string_view suffix, const double *le, auto write) {
     out_ += name_;
@@ -162,21 +160,21 @@ void TextSink::histogram(const Labels &common, std::initializer_list<LabelView> 
     return [value](std::string &out) { write_integer(value, out); };
   };
   std::uint64_t cumulative = 0;
-  for (std::size_t i = 0; i < upper_bounds.size(); ++i) {
-    const double bound = upper_bounds[i];
+  for (std::size_t i = 0; i < counts.upper_bounds.size(); ++i) {
+    const double bound = counts.upper_bounds[i];
     // The +Inf bucket is always derived from `count` below; skip a caller-supplied one so it
     // is not emitted twice.
     if (std::isinf(bound) && bound > 0)
       continue;
     // Tolerate a short bucket_counts span rather than reading past its end.
-    if (i < bucket_counts.size())
-      cumulative += bucket_counts[i];
+    if (i < counts.bucket_counts.size())
+      cumulative += counts.bucket_counts[i];
     line("_bucket", &bound, integer(cumulative));
   }
   const double inf = HUGE_VAL;
-  line("_bucket", &inf, integer(count));
-  line("_sum", nullptr, [sum](std::string &out) { write_value(sum, out); });
-  line("_count", nullptr, integer(count));
+  line("_bucket", &inf, integer(counts.count));
+  line("_sum", nullptr, [&counts](std::string &out) { write_value(counts.sum, out); });
+  line("_count", nullptr, integer(counts.count));
 }
 
 } // namespace neutracer

@@ -17,8 +17,7 @@ public:
   void sample(const Labels &common, std::initializer_list<LabelView> own, double value) override;
   // Cumulative _bucket lines, le="+Inf" (from `count`), then _sum and _count.
   void histogram(const Labels &common, std::initializer_list<LabelView> own,
-                 std::span<const double> upper_bounds, std::span<const std::uint64_t> bucket_counts,
-                 double sum, std::uint64_t count) override;
+                 const HistogramCounts &counts) override;
   using MetricSink::sample;
 
 private:

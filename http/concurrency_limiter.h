@@ -6,26 +6,16 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/lent_hold.h"
+
 namespace neutracer {
 
 class ConcurrencyLimiter {
+  static void give_back(std::atomic<std::uint32_t> &in_use) { in_use.fetch_sub(1); }
+
 public:
   // Holds one admission; gives it back when destroyed.
-  class Slot {
-  public:
-    explicit Slot(std::atomic<std::uint32_t> &in_use) : in_use_(&in_use) {}
-    Slot(Slot &&other) noexcept : in_use_(other.in_use_) { other.in_use_ = nullptr; }
-    Slot &operator=(Slot &&) = delete;
-    Slot(const Slot &) = delete;
-    Slot &operator=(const Slot &) = delete;
-    ~Slot() {
-      if (in_use_)
-        in_use_->fetch_sub(1);
-    }
-
-  private:
-    std::atomic<std::uint32_t> *in_use_;
-  };
+  using Slot = LentHold<std::atomic<std::uint32_t>, &ConcurrencyLimiter::give_back>;
 
   explicit ConcurrencyLimiter(std::uint32_t limit) : limit_(limit) {}
 

@@ -11,30 +11,20 @@
 #include <optional>
 #include <string>
 
+#include "common/lent_hold.h"
 #include "http/fair_turn_queue.h"
 
 namespace neutracer {
 
 class PasswordCheckTurns {
+  // A Turn's end: its slot goes to the next waiter.
+  void finish();
+
 public:
   using Clock = std::chrono::steady_clock;
 
   // Holds one slot; gives it to the next waiter when destroyed.
-  class Turn {
-  public:
-    explicit Turn(PasswordCheckTurns &owner) : owner_(&owner) {}
-    Turn(Turn &&other) noexcept : owner_(other.owner_) { other.owner_ = nullptr; }
-    Turn &operator=(Turn &&) = delete;
-    Turn(const Turn &) = delete;
-    Turn &operator=(const Turn &) = delete;
-    ~Turn() {
-      if (owner_)
-        owner_->finish();
-    }
-
-  private:
-    PasswordCheckTurns *owner_;
-  };
+  using Turn = LentHold<PasswordCheckTurns, &PasswordCheckTurns::finish>;
 
   explicit PasswordCheckTurns(FairTurnLimits limits) : queue_(limits) {}
 
@@ -46,8 +36,6 @@ public:
   std::uint32_t running() const;
 
 private:
-  void finish();
-
   mutable std::mutex mutex_;
   std::condition_variable granted_;
   FairTurnQueue queue_;

@@ -4,17 +4,15 @@
 #include <charconv>
 #include <fmt/format.h>
 
+#include "common/text.h"
+
 namespace neutracer {
 namespace {
 
 std::optional<std::uint32_t> hex_field(std::string_view text) {
-  std::uint32_t value = 0;
-  if (text.empty() || text.size() > 8)
+  if (text.size() > 8)
     return std::nullopt;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (error != std::errc{} || end != text.data() + text.size())
-    return std::nullopt;
-  return value;
+  return parse_number<std::uint32_t>(text, 16);
 }
 
 // Leading decimal digits of `text` (at most 10), consumed.

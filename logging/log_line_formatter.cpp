@@ -1,27 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "logging/log_line_formatter.h"
 
+#include <array>
+#include <cstddef>
 #include <spdlog/details/log_msg.h>
 
 namespace neutracer {
+namespace {
+
+// Indexed by spdlog's level (trace 0 to off 6), spelled as --log.level takes them: "warn"
+// where spdlog's own name is "warning".
+constexpr std::array<std::string_view, 7> kLevelNames = {"trace", "debug",    "info", "warn",
+                                                         "error", "critical", "off"};
+static_assert(kLevelNames.size() == spdlog::level::n_levels);
+
+} // namespace
 
 std::string_view log_level_name(spdlog::level::level_enum level) {
-  switch (level) {
-  case spdlog::level::trace:
-    return "trace";
-  case spdlog::level::debug:
-    return "debug";
-  case spdlog::level::info:
-    return "info";
-  case spdlog::level::warn:
-    return "warn";
-  case spdlog::level::err:
-    return "error";
-  case spdlog::level::critical:
-    return "critical";
-  default:
-    return "off";
-  }
+  const auto index = static_cast<std::size_t>(level);
+  return index < kLevelNames.size() ? kLevelNames[index] : "off";
 }
 
 void LogLineFormatter::format(const spdlog::details::log_msg &message,

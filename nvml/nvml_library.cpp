@@ -195,12 +195,7 @@ NvmlResult<std::string> NvmlLibrary::pci_bus_id(unsigned index) {
 }
 
 NvmlResult<unsigned> NvmlLibrary::minor_number(unsigned index) {
-  return with_device<unsigned>(symbols_.minor_number, index,
-                               [](auto minor_number, nt_nvml_device handle) {
-                                 unsigned minor = 0;
-                                 const int status = minor_number(handle, &minor);
-                                 return NvmlResult<unsigned>{status, minor};
-                               });
+  return device_value<unsigned, unsigned>(symbols_.minor_number, index);
 }
 
 NvmlResult<NvmlMemory> NvmlLibrary::memory(unsigned index) {
@@ -221,40 +216,21 @@ NvmlResult<NvmlUtilization> NvmlLibrary::utilization(unsigned index) {
 }
 
 NvmlResult<unsigned> NvmlLibrary::temperature_celsius(unsigned index) {
-  return with_device<unsigned>(
-      symbols_.temperature, index, [](auto temperature, nt_nvml_device handle) {
-        unsigned celsius = 0;
-        const int status = temperature(handle, NT_NVML_TEMPERATURE_GPU, &celsius);
-        return NvmlResult<unsigned>{status, celsius};
-      });
+  return device_value<unsigned, unsigned>(symbols_.temperature, index, NT_NVML_TEMPERATURE_GPU);
 }
 
 NvmlResult<unsigned> NvmlLibrary::power_milliwatts(unsigned index) {
-  return with_device<unsigned>(symbols_.power_usage, index,
-                               [](auto power_usage, nt_nvml_device handle) {
-                                 unsigned milliwatts = 0;
-                                 const int status = power_usage(handle, &milliwatts);
-                                 return NvmlResult<unsigned>{status, milliwatts};
-                               });
+  return device_value<unsigned, unsigned>(symbols_.power_usage, index);
 }
 
 NvmlResult<std::uint64_t> NvmlLibrary::energy_millijoules(unsigned index) {
-  return with_device<std::uint64_t>(symbols_.energy, index, [](auto energy, nt_nvml_device handle) {
-    unsigned long long millijoules = 0;
-    const int status = energy(handle, &millijoules);
-    return NvmlResult<std::uint64_t>{status, millijoules};
-  });
+  return device_value<std::uint64_t, unsigned long long>(symbols_.energy, index);
 }
 
 NvmlResult<unsigned> NvmlLibrary::pcie_kib_per_second(unsigned index, NvmlDirection direction) {
   const int counter =
       direction == NvmlDirection::tx ? NT_NVML_PCIE_TX_BYTES : NT_NVML_PCIE_RX_BYTES;
-  return with_device<unsigned>(
-      symbols_.pcie_throughput, index, [counter](auto pcie_throughput, nt_nvml_device handle) {
-        unsigned kib_per_second = 0;
-        const int status = pcie_throughput(handle, counter, &kib_per_second);
-        return NvmlResult<unsigned>{status, kib_per_second};
-      });
+  return device_value<unsigned, unsigned>(symbols_.pcie_throughput, index, counter);
 }
 
 NvmlResult<std::uint64_t> NvmlLibrary::nvlink_data_kib(unsigned index, NvmlDirection direction) {
@@ -307,13 +283,8 @@ NvmlResult<std::uint64_t> NvmlLibrary::ecc_errors(unsigned index, NvmlEccType ty
                                                         : NT_NVML_MEMORY_ERROR_UNCORRECTED;
   const int counter_type =
       counter == NvmlEccCounter::volatile_count ? NT_NVML_VOLATILE_ECC : NT_NVML_AGGREGATE_ECC;
-  return with_device<std::uint64_t>(
-      symbols_.ecc_errors, index,
-      [error_type, counter_type](auto ecc_errors, nt_nvml_device handle) {
-        unsigned long long count = 0;
-        const int status = ecc_errors(handle, error_type, counter_type, &count);
-        return NvmlResult<std::uint64_t>{status, count};
-      });
+  return device_value<std::uint64_t, unsigned long long>(symbols_.ecc_errors, index, error_type,
+                                                         counter_type);
 }
 
 NvmlResult<NvmlRemappedRows> NvmlLibrary::remapped_rows(unsigned index) {
@@ -327,21 +298,11 @@ NvmlResult<NvmlRemappedRows> NvmlLibrary::remapped_rows(unsigned index) {
 }
 
 NvmlResult<bool> NvmlLibrary::retired_pages_pending(unsigned index) {
-  return with_device<bool>(symbols_.retired_pages_pending, index,
-                           [](auto retired_pages_pending, nt_nvml_device handle) {
-                             int pending = 0;
-                             const int status = retired_pages_pending(handle, &pending);
-                             return NvmlResult<bool>{status, pending != 0};
-                           });
+  return device_value<bool, int>(symbols_.retired_pages_pending, index);
 }
 
 NvmlResult<std::uint64_t> NvmlLibrary::throttle_reasons(unsigned index) {
-  return with_device<std::uint64_t>(symbols_.throttle_reasons, index,
-                                    [](auto throttle_reasons, nt_nvml_device handle) {
-                                      unsigned long long reasons = 0;
-                                      const int status = throttle_reasons(handle, &reasons);
-                                      return NvmlResult<std::uint64_t>{status, reasons};
-                                    });
+  return device_value<std::uint64_t, unsigned long long>(symbols_.throttle_reasons, index);
 }
 
 NvmlResult<std::vector<NvmlProcessUtilization>>

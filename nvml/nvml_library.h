@@ -103,6 +103,16 @@ private:
       return NvmlResult<T>{NT_NVML_ERROR_INVALID_ARGUMENT, T{}};
     return query(symbol, handle);
   }
+  // The many queries that fill one value: `symbol(handle, args..., &raw)`, its value `raw` as a
+  // T, as NVML left it whatever the status (callers look at the status first).
+  template <typename T, typename Raw, typename Symbol, typename... Args>
+  NvmlResult<T> device_value(Symbol symbol, unsigned index, Args... args) const {
+    return with_device<T>(symbol, index, [args...](auto query, nt_nvml_device handle) {
+      Raw raw{};
+      const int status = query(handle, args..., &raw);
+      return NvmlResult<T>{status, static_cast<T>(raw)};
+    });
+  }
 
   DlHandle handle_;
   Symbols symbols_;

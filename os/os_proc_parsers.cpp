@@ -5,21 +5,12 @@
 #include "common/text.h"
 
 #include <array>
-#include <charconv>
 
 namespace neutracer {
 namespace {
 
 template <typename T> Parsed<T> failure(std::string error) {
   return {std::nullopt, std::move(error)};
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    return std::nullopt;
-  return value;
 }
 
 std::string_view trim_line(std::string_view text) { return trim(text, " \t\r\n"); }
@@ -73,7 +64,7 @@ Parsed<ProcIoCounters> parse_proc_io(std::string_view text) {
         for (auto &key : keys) {
           if (key.name != name)
             continue;
-          const auto number = parse_u64(value);
+          const auto number = parse_number<std::uint64_t>(value);
           if (!number) {
             if (error.empty())
               error = "io: bad value for " + std::string(name) + ": '" + std::string(value) + "'";
@@ -108,7 +99,7 @@ Parsed<ProcStatusFields> parse_proc_status(std::string_view text) {
       }
       digits = trim_line(digits.substr(0, digits.size() - 2));
     }
-    const auto parsed = parse_u64(digits);
+    const auto parsed = parse_number<std::uint64_t>(digits);
     if (!parsed) {
       if (error.empty())
         error = "status: bad value for " + std::string(name) + ": '" + std::string(value) + "'";
@@ -156,8 +147,9 @@ Parsed<std::vector<std::uint32_t>> parse_cpu_list(std::string_view text) {
     const auto item = trim_line(text.substr(0, comma));
     text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
     const auto dash = item.find('-');
-    const auto first = parse_u64(item.substr(0, dash));
-    const auto last = dash == std::string_view::npos ? first : parse_u64(item.substr(dash + 1));
+    const auto first = parse_number<std::uint64_t>(item.substr(0, dash));
+    const auto last =
+        dash == std::string_view::npos ? first : parse_number<std::uint64_t>(item.substr(dash + 1));
     if (!first || !last || *last < *first || *last >= kMaxCpus)
       return failure<std::vector<std::uint32_t>>("cpu list: bad range '" + std::string(item) + "'");
     if (cpus.size() + (*last - *first + 1) > kMaxCpus)

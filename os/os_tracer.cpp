@@ -156,9 +156,9 @@ void add(OsCounters &sum, const nt_os_counters &cpu) {
 
 } // namespace
 
-void OsTracer::SchedDeleter::operator()(os_sched *skeleton) const { os_sched__destroy(skeleton); }
-void OsTracer::BlockDeleter::operator()(os_block *skeleton) const { os_block__destroy(skeleton); }
-void OsTracer::NetDeleter::operator()(os_net *skeleton) const { os_net__destroy(skeleton); }
+void OsTracer::Deleter::operator()(os_sched *skeleton) const { os_sched__destroy(skeleton); }
+void OsTracer::Deleter::operator()(os_block *skeleton) const { os_block__destroy(skeleton); }
+void OsTracer::Deleter::operator()(os_net *skeleton) const { os_net__destroy(skeleton); }
 
 OsTracer::OsTracer(const OsTracerSettings &settings) {
   route_libbpf_logs_to_spdlog();

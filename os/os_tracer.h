@@ -53,13 +53,11 @@ public:
   OsTracerStats stats() const override;
 
 private:
-  struct SchedDeleter {
+  // Destroys each kind of skeleton with its generated function (in the skeleton headers that
+  // only os_tracer.cpp includes).
+  struct Deleter {
     void operator()(os_sched *skeleton) const;
-  };
-  struct BlockDeleter {
     void operator()(os_block *skeleton) const;
-  };
-  struct NetDeleter {
     void operator()(os_net *skeleton) const;
   };
 
@@ -68,9 +66,9 @@ private:
   void sweep(const std::map<std::uint32_t, std::uint64_t> &keep);
 
   // Declared first, destroyed last: os_block and os_net use its maps.
-  std::unique_ptr<os_sched, SchedDeleter> sched_;
-  std::unique_ptr<os_block, BlockDeleter> block_;
-  std::unique_ptr<os_net, NetDeleter> net_;       // null when network metrics are off
+  std::unique_ptr<os_sched, Deleter> sched_;
+  std::unique_ptr<os_block, Deleter> block_;
+  std::unique_ptr<os_net, Deleter> net_;          // null when network metrics are off
   std::map<std::uint32_t, std::uint64_t> traced_; // what traced_tgids was given
   std::map<std::uint32_t, std::uint64_t> bitmap_; // non-zero words of traced_bits
   std::uint32_t bitmap_words_ = 0;

@@ -13,6 +13,12 @@
 
 namespace neutracer {
 
+// Longest str read (PATH_MAX: file names are the longest a frame shows).
+constexpr std::int64_t kMaxPythonStringChars = 4096;
+// Longest line table read. A location table takes a few bytes per instruction: this holds
+// functions of tens of thousands of instructions.
+constexpr std::int64_t kMaxLineTableBytes = 256 * 1024;
+
 // Addresses of the interpreter's type objects (PyCode_Type, ...) in the process, 0 when the
 // interpreter file did not export them: an object whose ob_type differs is not read.
 struct PythonTypeAddresses {
@@ -20,12 +26,6 @@ struct PythonTypeAddresses {
   std::uint64_t unicode = 0;
   std::uint64_t bytes = 0;
 };
-
-// Longest str read (PATH_MAX: file names are the longest a frame shows).
-constexpr std::int64_t kMaxPythonStringChars = 4096;
-// Longest line table read. A location table takes a few bytes per instruction: this holds
-// functions of tens of thousands of instructions.
-constexpr std::int64_t kMaxLineTableBytes = 256 * 1024;
 
 // A compact str (every str CPython makes for code objects) as UTF-8; non-ASCII characters of
 // the 1-, 2- and 4-byte kinds are encoded, invalid code points become U+FFFD.

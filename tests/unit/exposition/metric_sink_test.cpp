@@ -23,7 +23,7 @@ void write_some(MetricSink &sink) {
   sink.sample(process, {{"kernel", "k\n1"}}, 3);
   sink.sample({}, {}, 0.5);
   sink.family("t_seconds", "h", MetricType::histogram);
-  sink.histogram(process, {{"api", "sync"}}, kBounds, kCounts, 1.25, 6);
+  sink.histogram(process, {{"api", "sync"}}, {kBounds, kCounts, 1.25, 6});
   sink.family("t_empty", "h", MetricType::gauge);
 }
 
@@ -61,7 +61,7 @@ TEST(MetricSink, TextWrittenStraightMatchesTheCollectedFamiliesRendered) {
 TEST(MetricSink, FamilySinkRefusesASampleBeforeAnyFamily) {
   FamilySink sink;
   EXPECT_THROW(sink.sample({}, {}, 1), std::logic_error);
-  EXPECT_THROW(sink.histogram({}, {}, kBounds, kCounts, 0, 0), std::logic_error);
+  EXPECT_THROW(sink.histogram({}, {}, {kBounds, kCounts, 0, 0}), std::logic_error);
 }
 
 } // namespace

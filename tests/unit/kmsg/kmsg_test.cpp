@@ -43,6 +43,11 @@ TEST(KmsgRecord, FacilityLevelExtraHeaderFieldsAndEscapes) {
   EXPECT_EQ(record->message, "line one\nline two \\xzz\\");
 }
 
+TEST(KmsgRecord, EscapesAreTwoHexDigitsOfEitherCase) {
+  // A sign is no digit: "\x-1" and "\x+f" stay as they are.
+  EXPECT_EQ(unescape_kmsg("\\x1B\\xfF\\x-1\\x+f\\x7"), "\x1b\xff\\x-1\\x+f\\x7");
+}
+
 TEST(KmsgRecord, RejectsMalformedHeaders) {
   for (const char *text : {"", "no header at all", "4,1;x", "4,1,2;x", "a,1,2,-;x", "4,1,x,-;x",
                            "4,-1,2,-;x", ";x", "4,,2,-;x"})

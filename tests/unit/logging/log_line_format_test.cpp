@@ -98,6 +98,10 @@ TEST(LogLineFormatter, WritesTheRecordAsALineWithTheFlagsLevelNames) {
   EXPECT_EQ(log_level_name(spdlog::level::err), "error");
   EXPECT_EQ(log_level_name(spdlog::level::critical), "critical");
   EXPECT_EQ(log_level_name(spdlog::level::trace), "trace");
+  EXPECT_EQ(log_level_name(spdlog::level::debug), "debug");
+  EXPECT_EQ(log_level_name(spdlog::level::info), "info");
+  EXPECT_EQ(log_level_name(spdlog::level::warn), "warn");
+  EXPECT_EQ(log_level_name(spdlog::level::off), "off");
 }
 
 } // namespace
