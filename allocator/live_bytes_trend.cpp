@@ -9,16 +9,6 @@
 namespace neutracer {
 namespace {
 
-// Every minimum above the one before, `count` of them, rising by `floor` in all.
-bool strictly_rising(const std::vector<std::uint64_t> &minimums, std::size_t count,
-                     std::uint64_t floor) {
-  if (minimums.size() != count || count < 2)
-    return false;
-  for (std::size_t i = 1; i < minimums.size(); ++i)
-    if (minimums[i] <= minimums[i - 1])
-      return false;
-  return minimums.back() - minimums.front() >= floor;
-}
 
 // Steady, as the leak detector's fast trend: a burst straddling a window boundary makes one big
 // rise among small ones. Each rise is held against the rises after it only, so the first rises
@@ -50,7 +40,7 @@ LiveBytesVerdict LiveBytesTrend::evaluate(std::uint64_t now_ns) const {
   LiveBytesVerdict verdict;
   verdict.minimums = minimums_.last_complete(now_ns);
   verdict.rising =
-      strictly_rising(verdict.minimums, minimums_.windows(), settings_.min_growth_bytes) &&
+      rising_minimums(verdict.minimums, minimums_.windows(), settings_.min_growth_bytes) &&
       steady(verdict.minimums, settings_.max_rise_ratio);
   verdict.growth_bytes_per_second =
       std::max(0.0, least_squares_slope(verdict.minimums, minimums_.window_seconds()));

@@ -19,15 +19,6 @@ std::uint64_t window_ns(double seconds) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max(0.0, seconds) * 1e9));
 }
 
-// Every window's minimum above the previous one, `count` windows in all, rising by `floor`.
-bool rising(const std::vector<std::uint64_t> &minimums, std::size_t count, std::uint64_t floor) {
-  if (minimums.size() != count || count < 2)
-    return false;
-  for (std::size_t i = 1; i < minimums.size(); ++i)
-    if (minimums[i] <= minimums[i - 1])
-      return false;
-  return minimums.back() - minimums.front() >= floor;
-}
 
 } // namespace
 
@@ -149,7 +140,7 @@ std::vector<std::uint64_t> LeakDetector::unfreed_sample_addresses() const {
 
 bool LeakDetector::fast_trend(const std::vector<std::uint64_t> &minimums,
                               std::uint64_t now_ns) const {
-  if (!rising(minimums, fast_->windows(), settings_.fast_min_growth_bytes))
+  if (!rising_minimums(minimums, fast_->windows(), settings_.fast_min_growth_bytes))
     return false;
   // Steady: a burst straddling a window boundary makes one big rise among small ones. The
   // first rise may be small (a leak starting late in its window), never large.
@@ -185,7 +176,7 @@ LeakVerdict LeakDetector::evaluate(std::uint64_t now_ns, std::uint64_t used_byte
       static_cast<double>(verdict.unfreed + 1) / static_cast<double>(verdict.sampled + 2);
 
   const auto slow_minimums = slow_.last_complete(now_ns);
-  verdict.trend = rising(slow_minimums, slow_.windows(), settings_.min_growth_bytes);
+  verdict.trend = rising_minimums(slow_minimums, slow_.windows(), settings_.min_growth_bytes);
   verdict.growth_bytes_per_second =
       std::max(0.0, least_squares_slope(slow_minimums, slow_.window_seconds()));
   if (fast_) {

@@ -57,4 +57,14 @@ std::vector<std::uint64_t> WindowMinimums::last_complete(std::uint64_t now_ns) c
   return minimums;
 }
 
+bool rising_minimums(const std::vector<std::uint64_t> &minimums, std::size_t count,
+                     std::uint64_t floor) {
+  if (minimums.size() != count || count < 2)
+    return false;
+  for (std::size_t i = 1; i < minimums.size(); ++i)
+    if (minimums[i] <= minimums[i - 1])
+      return false;
+  return minimums.back() - minimums.front() >= floor;
+}
+
 } // namespace neutracer

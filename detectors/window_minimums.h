@@ -44,4 +44,9 @@ private:
   std::uint64_t level_ = 0; // the latest level
 };
 
+// True when `minimums` holds `count` (>= 2) values, each above the one before, rising by at least
+// `floor` from first to last: the shared trend test of the leak detector and the allocator view.
+bool rising_minimums(const std::vector<std::uint64_t> &minimums, std::size_t count,
+                     std::uint64_t floor);
+
 } // namespace neutracer
