@@ -30,15 +30,6 @@ WindowMinimums horizon_windows(const InvestigationSettings &settings) {
                         kHorizonWindows);
 }
 
-// Each minimum above the one before, `count` of them, rising by `floor` in all.
-bool rising(const std::vector<std::uint64_t> &minimums, std::size_t count, std::uint64_t floor) {
-  if (minimums.size() != count || count < 2)
-    return false;
-  for (std::size_t i = 1; i < minimums.size(); ++i)
-    if (minimums[i] <= minimums[i - 1])
-      return false;
-  return minimums.back() - minimums.front() >= floor;
-}
 
 } // namespace
 
@@ -64,10 +55,9 @@ void Investigations::observe(const ProcessId &process, std::uint64_t time_ns,
 bool Investigations::request(const ProcessId &process, std::uint64_t /*time_ns*/) {
   if (is_open(process))
     return true; // already being looked at
-  if (open_count() >= settings_.max_open)
-    return false;
+  // Kept when every place is taken: it opens when one frees, before any growth view.
   entry(process).requested = true;
-  return true;
+  return open_count() < settings_.max_open;
 }
 
 void Investigations::verdict(const ProcessId &process) {
@@ -85,7 +75,7 @@ void Investigations::failed(const ProcessId &process, std::uint64_t time_ns) {
 }
 
 bool Investigations::growing(const Process &process, std::uint64_t now_ns) const {
-  if (rising(process.windows.last_complete(now_ns), process.windows.windows(),
+  if (rising_minimums(process.windows.last_complete(now_ns), process.windows.windows(),
              settings_.min_growth_bytes))
     return true;
   // A bursty growth never rises in every window; over the horizon it still shows. The current
@@ -149,7 +139,8 @@ void Investigations::make_room(std::uint64_t now_ns, std::vector<InvestigationCh
     return;
   std::size_t waiting = 0;
   for (const auto &[process, state] : processes_)
-    if (!state.opened_ns && now_ns >= state.quiet_until_ns && growing(state, now_ns))
+    if (!state.opened_ns &&
+        (state.requested || (now_ns >= state.quiet_until_ns && growing(state, now_ns))))
       ++waiting;
   const std::uint64_t yield_ns = nanoseconds(settings_.yield_after_seconds);
   for (std::size_t open = open_count(); waiting > 0 && open >= settings_.max_open; --waiting) {

@@ -51,8 +51,9 @@ public:
 
   // Device memory in use by `process` at `time_ns` (the driver view, each scan).
   void observe(const ProcessId &process, std::uint64_t time_ns, std::uint64_t used_bytes);
-  // An operator asked for `process` (opens at the next decide, even in cooldown or when
-  // automatic is off; still bounded by max_open). False when max_open views are open.
+  // An operator asked for `process`: it opens at the next decide, even in cooldown or when
+  // automatic is off, if fewer than max_open views are open (true); otherwise it waits for a
+  // place (false), which a growth view without a verdict gives after yield_after_seconds.
   bool request(const ProcessId &process, std::uint64_t time_ns);
   // A verdict was reached in an open view: it stays open until its time is up, and the process
   // may open again right after (no cooldown: the leak goes on).

@@ -283,6 +283,20 @@ TEST(Investigations, AViewWithAVerdictKeepsItsPlace) {
   EXPECT_FALSE(investigations.is_open(process(2)));
 }
 
+TEST(Investigations, ARequestWhenEveryPlaceIsTakenWaitsForOne) {
+  Investigations investigations({.max_open = 1, .yield_after_seconds = 30});
+  scan(investigations, {{process(1), leaking}}, 0, 10);
+  ASSERT_TRUE(investigations.is_open(process(1)));
+  EXPECT_FALSE(investigations.request(process(2), ns(10))) << "no place now";
+  EXPECT_FALSE(investigations.is_open(process(2)));
+  // The growth view without a verdict gives its place once it had its 30 s.
+  const auto changes = scan(investigations, {{process(1), leaking}, {process(2), flat}}, 10, 40);
+  const auto handed = first(changes, process(2), true);
+  ASSERT_TRUE(handed) << "the request was kept, not dropped";
+  EXPECT_EQ(first(changes, process(1), false), handed);
+  EXPECT_TRUE(investigations.is_open(process(2)));
+}
+
 TEST(Investigations, RequestedProcessesOpenBeforeGrowingOnes) {
   Investigations investigations({.max_open = 1});
   for (int second = 0; second < 20; ++second) {
