@@ -3,7 +3,9 @@
 // Small text helpers the parsers of /proc, HTTP headers, the config and the environment share.
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace neutracer {
@@ -30,6 +32,13 @@ template <typename T> std::optional<T> parse_number(std::string_view text, int b
   if (error != std::errc() || end != text.data() + text.size() || text.empty())
     return std::nullopt;
   return value;
+}
+
+// "0x1a2b": addresses and offsets as the tools that print them (gdb, /proc/<pid>/maps) do.
+inline std::string hex_text(std::uint64_t value) {
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value, 16).ptr;
+  return "0x" + std::string(digits, end);
 }
 
 } // namespace neutracer

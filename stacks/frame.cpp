@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stacks/frame.h"
 
-#include <cstdio>
-
 #include "common/enum_names.h"
+#include "common/text.h"
 
 namespace neutracer {
 
@@ -13,12 +12,6 @@ std::string_view base_name(std::string_view path) {
 }
 
 namespace {
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // The driver and the runtime are how a program reaches the GPU, not where it decided to.
 bool in_cuda_library(const Frame &frame) {
@@ -57,8 +50,9 @@ std::string frame_text(const Frame &frame) {
     return text;
   }
   if (!frame.module)
-    return hex(frame.address);
-  const std::string place = std::string(base_name(*frame.module)) + "+" + hex(frame.module_offset);
+    return hex_text(frame.address);
+  const std::string place =
+      std::string(base_name(*frame.module)) + "+" + hex_text(frame.module_offset);
   return frame.function ? *frame.function + " (" + place + ")" : place;
 }
 

@@ -26,5 +26,11 @@ TEST(ParseNumber, RefusesEmptyPartialSignedOrTooLargeText) {
   EXPECT_FALSE(parse_number<std::uint64_t>("18446744073709551616"));
 }
 
+TEST(HexText, LowerCaseDigitsAfterZeroX) {
+  EXPECT_EQ(hex_text(0), "0x0");
+  EXPECT_EQ(hex_text(0x1a2b), "0x1a2b");
+  EXPECT_EQ(hex_text(~0ull), "0xffffffffffffffff");
+}
+
 } // namespace
 } // namespace neutracer
