@@ -95,6 +95,24 @@ def leak_varying(seconds):
         time.sleep(0.1)
 
 
+def train_varying(seconds):
+    """leak_varying without the leak: the same step of varying batch size, nothing kept. Its pool
+    grows in segments of varying sizes for a while and then holds; it must stay silent."""
+    torch = start()
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1024)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    rng = random.Random(5)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        batch = rng.choice([64, 256, 1024, 4096, 8192])
+        opt.zero_grad()
+        model(torch.randn(batch, 1024, device="cuda")).square().mean().backward()
+        opt.step()
+        torch.cuda.synchronize()
+        time.sleep(0.1)
+
+
 def oom_capacity(seconds):
     """1 GiB tensors until the GPU is full: a capacity OOM."""
     torch = start()
@@ -227,7 +245,7 @@ def transformer(seconds):
     say(f"steps {steps}")
 
 
-CASES = {f.__name__: f for f in [leak_list, leak_graph, leak_varying, oom_capacity, fragmentation, hang,
+CASES = {f.__name__: f for f in [leak_list, leak_graph, leak_varying, train_varying, oom_capacity, fragmentation, hang,
                                   cnn_train, inference, warmup_steady, transformer]}
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ healthy job must raise none, and detection latency is measured.
 
     tests/gpu/detectors.py NEUTRACERD_BINARY OUTDIR [--phase-seconds 180] [--config FILE]
 
-Phase 1 runs concurrently: leak_list, leak_graph, leak_varying, hang (faults) and cnn_train, transformer,
-inference, warmup_steady (healthy) for --phase-seconds, each leak and healthy case twice: with
-PyTorch's default allocator and as `NAME+vmm` with PYTORCH_CUDA_ALLOC_CONF=
-expandable_segments:True (VMM allocations). Phase 2 runs oom_capacity, then fragmentation, alone
+Phase 1 runs concurrently: leak_list, leak_graph, leak_varying, hang (faults) and cnn_train,
+transformer, inference, warmup_steady, train_varying (healthy) for --phase-seconds, each leak
+and healthy case but leak_varying twice: with PyTorch's default allocator and as `NAME+vmm` with
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (VMM allocations). Phase 2 runs oom_capacity, then fragmentation, alone
 (each needs the whole GPU). The daemon runs with the shipped defaults unless --config names a
 file.
 
@@ -44,14 +44,16 @@ EXPECTED = {
     "transformer": set(),
     "inference": set(),
     "warmup_steady": set(),
+    "train_varying": set(),
     "oom_capacity": {"oom"},
     "fragmentation": {"oom", "fragmentation"},
 }
 # The same with expandable segments (the allocator maps VMM pages instead of cudaMalloc).
-VMM_CASES = ["leak_list", "leak_graph", "cnn_train", "transformer", "inference", "warmup_steady"]
+VMM_CASES = ["leak_list", "leak_graph", "cnn_train", "transformer", "inference", "warmup_steady",
+             "train_varying"]
 EXPECTED.update({f"{name}+vmm": EXPECTED[name] for name in VMM_CASES})
 PHASE1 = ["leak_list", "leak_graph", "leak_varying", "hang", "cnn_train", "transformer",
-          "inference", "warmup_steady"] + [f"{name}+vmm" for name in VMM_CASES]
+          "inference", "warmup_steady", "train_varying"] + [f"{name}+vmm" for name in VMM_CASES]
 # OOM cause each OOM case must report
 EXPECTED_CAUSE = {"oom_capacity": "capacity", "fragmentation": "fragmentation"}
 

@@ -203,6 +203,21 @@ def check_seed_leak(case, pid, outdir, log_path, seconds, checks):
                    f"names a leaking line of {case}",
                    bool(named) and named.group(1) in expected and waited <= 30,
                    f"{waited:.0f} s after the first ({first}); {alert}"))
+    ranking = document.get("ranking", {})
+    top = (document["sites"] or [{}])[0]
+    checks.append((f"{case}: /api/v1/processes/<pid>/sites ranks by the allocator view, a "
+                   f"leaking line of {case} first",
+                   ranking.get("view") == "allocator" and top.get("summary") in expected,
+                   f"ranking {ranking}; first {top.get('summary')} {top.get('allocator')}"))
+    memory = json.loads(fetch(f"http://127.0.0.1:{PORT}/api/v1/memory?pid={pid}"))
+    with open(os.path.join(outdir, f"{case}.memory.json"), "w") as out:
+        json.dump(memory.get("allocator_view"), out)
+    segments = (memory.get("allocator_view") or {}).get("segments", [])
+    live = sum(1 for seg in segments for block in seg["blocks"] if block["state"] == "live")
+    cached = sum(1 for seg in segments for block in seg["blocks"] if block["state"] == "cached")
+    checks.append((f"{case}: /api/v1/memory shows live tensor blocks inside segments while the "
+                   f"view is open", live > 0,
+                   f"{len(segments)} segments, {live} live and {cached} cached blocks drawn"))
 
 
 def check_cnn(pid, outdir, seconds, checks):
