@@ -38,4 +38,20 @@ struct AllocatorView {
   bool ever_rising = false;           // the verdict held at some scan of this view
 };
 
+// What the HTTP threads see of a view: copied at each scan into the published snapshot, for
+// /api/v1/processes/<pid>/sites (the ranking) and the memory page (the blocks).
+struct AllocatorViewSummary {
+  bool open = false;
+  InvestigationReason reason = InvestigationReason::growth;
+  std::uint64_t live_bytes = 0;
+  std::vector<SiteLiveBytes> ranking;
+  // Live and cached, by address; empty once the view closed. At most `max_blocks`, the largest:
+  // small blocks draw as slivers, and the snapshot stays small.
+  std::vector<TensorBlock> blocks;
+  std::uint64_t blocks_left_out = 0;
+};
+inline constexpr std::size_t kMaxSummaryBlocks = 8192;
+AllocatorViewSummary summary_of(const AllocatorView &view,
+                                std::size_t max_blocks = kMaxSummaryBlocks);
+
 } // namespace neutracer

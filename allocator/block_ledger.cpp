@@ -2,6 +2,7 @@
 #include "allocator/block_ledger.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 namespace neutracer {
@@ -10,7 +11,8 @@ BlockLedger::BlockLedger(BlockLedgerSettings settings) : settings_(settings) {}
 
 void BlockLedger::allocated(const BlockAllocation &block) {
   // A block stands for at least its own bytes, whatever the probe reported.
-  const Block kept{std::max(block.weight, block.bytes), block.site, block.time_ns};
+  const Block kept{block.bytes, std::max(block.weight, block.bytes), block.site, block.time_ns};
+  reuse_cached(block.address, block.bytes);
   if (const auto live = blocks_.find(block.address); live != blocks_.end()) {
     live_bytes_ -= live->second.weight;
     live->second = kept;
@@ -25,12 +27,51 @@ void BlockLedger::allocated(const BlockAllocation &block) {
   live_bytes_ += kept.weight;
 }
 
-void BlockLedger::freed(std::uint64_t address) {
+void BlockLedger::freed(std::uint64_t address, std::uint64_t time_ns) {
   const auto live = blocks_.find(address);
   if (live == blocks_.end())
     return;
   live_bytes_ -= live->second.weight;
+  if (cached_.size() < settings_.max_blocks) {
+    Block cached = live->second;
+    cached.time_ns = time_ns;
+    cached_.insert_or_assign(address, cached);
+  }
   blocks_.erase(live);
+}
+
+void BlockLedger::reuse_cached(std::uint64_t address, std::uint64_t bytes) {
+  if (cached_.empty())
+    return;
+  const std::uint64_t end = address + std::max<std::uint64_t>(bytes, 1);
+  auto it = cached_.lower_bound(address);
+  // The block before may reach into the range.
+  if (it != cached_.begin()) {
+    const auto before = std::prev(it);
+    if (before->first + before->second.bytes > address)
+      it = before;
+  }
+  while (it != cached_.end() && it->first < end)
+    it = cached_.erase(it);
+}
+
+void BlockLedger::drop_blocks() {
+  // Swapped with empty maps: clear() keeps an unordered_map's buckets.
+  std::unordered_map<std::uint64_t, Block>().swap(blocks_);
+  std::map<std::uint64_t, Block>().swap(cached_);
+}
+
+std::vector<TensorBlock> BlockLedger::blocks() const {
+  std::vector<TensorBlock> all;
+  all.reserve(blocks_.size() + cached_.size());
+  for (const auto &[address, block] : blocks_)
+    all.push_back({address, block.bytes, block.site, true, block.time_ns});
+  for (const auto &[address, block] : cached_)
+    all.push_back({address, block.bytes, block.site, false, block.time_ns});
+  std::sort(all.begin(), all.end(), [](const TensorBlock &a, const TensorBlock &b) {
+    return std::tie(a.address, a.live) < std::tie(b.address, b.live);
+  });
+  return all;
 }
 
 std::vector<SiteLiveBytes> BlockLedger::ranking(std::uint64_t now_ns) const {

@@ -71,7 +71,7 @@ void AllocatorCollector::block(const ProcessId &id, const nt_block_event &event)
   auto &view = it->second;
   if (event.op == NT_BLOCK_FREE) {
     ++view.frees_seen;
-    view.ledger.freed(event.address);
+    view.ledger.freed(event.address, event.time_ns);
     // Every change: a step's temporaries come and go between scans, and the trend wants the
     // level between them (window minimums), not wherever a scan falls in a step.
     view.trend.observe(event.time_ns, view.ledger.live_bytes());
@@ -183,6 +183,7 @@ void AllocatorCollector::close_view(const ProcessId &id, std::uint64_t now_ns) {
     return;
   auto &view = it->second;
   view.ranking = view.ledger.ranking(now_ns);
+  view.ledger.drop_blocks();
   view.open = false;
   view.closed_ns = now_ns;
   spdlog::info("allocator view of pid {} closed after {:.0f} s: {} sampled blocks, {} freed; "
@@ -221,6 +222,13 @@ const TorchAllocatorProbes &AllocatorCollector::probes_of(const MapsEntry &libra
 
 void AllocatorCollector::write(MetricSink &sink) const {
   write_allocator_metrics(views_, counts_, cuda_.state(), sink);
+}
+
+void AllocatorCollector::publish(PublishedSnapshot &snapshot) {
+  auto summaries = std::make_shared<std::map<ProcessId, AllocatorViewSummary>>();
+  for (const auto &[id, view] : views_)
+    summaries->emplace(id, summary_of(view));
+  snapshot.allocator_views = std::move(summaries);
 }
 
 } // namespace neutracer

@@ -48,6 +48,7 @@ public:
   std::string_view name() const override { return "allocator"; }
   bool scan() override;
   void write(MetricSink &sink) const override;
+  void publish(PublishedSnapshot &snapshot) override;
 
   void block(const ProcessId &id, const nt_block_event &event) override;
 

@@ -107,6 +107,13 @@ const ProcessSitesView &sites_of(const PublishedSnapshot &snapshot, const Proces
   return found == snapshot.sites->end() ? kNoSites : *found->second;
 }
 
+// The allocator view of `id` (open, or its last), null when it had none.
+const AllocatorViewSummary *allocator_view_of(const PublishedSnapshot &snapshot,
+                                              const ProcessId &id) {
+  const auto found = snapshot.allocator_views->find(id);
+  return found == snapshot.allocator_views->end() ? nullptr : &found->second;
+}
+
 } // namespace
 
 std::string landing_page(const std::string &version, const std::string &host) {
@@ -129,8 +136,8 @@ std::string landing_page(const std::string &version, const std::string &host) {
 }
 
 HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config,
-                         const HttpRejectionCounters &rejections,
-                         const HttpRequestCounts &requests, const DaemonActions &actions) {
+                         const HttpRejectionCounters &rejections, const HttpRequestCounts &requests,
+                         const DaemonActions &actions) {
   const auto stale_after = 3 * config.scan_interval + std::chrono::seconds(5);
   HttpRoutes routes{
       {"/",
@@ -144,8 +151,8 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          render_text(self_process_families(proc_root), own);
          render_text(http_rejection_families(rejections), own);
          render_text(requests.families(), own);
-         return HttpResponse{200, kTextContentType, std::move(own), {}, nullptr,
-                             snapshot->metrics_deflated};
+         return HttpResponse{200, kTextContentType, std::move(own),
+                             {},  nullptr,          snapshot->metrics_deflated};
        }},
       {"/api/v1/kernels",
        [&publisher](const std::string &) {
@@ -168,7 +175,8 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          if (!id.process)
            return id.refusal;
          return json(call_sites_json(*id.process, snapshot->comms.at(*id.process),
-                                     sites_of(*snapshot, *id.process), snapshot->stacks));
+                                     sites_of(*snapshot, *id.process), snapshot->stacks,
+                                     allocator_view_of(*snapshot, *id.process)));
        }},
       {"/flame",
        [&publisher](const std::string &query) {
@@ -198,14 +206,16 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
            return html(memory_timeline_page(
                id, comm_of(*snapshot, id), timeline, snapshot->clock,
-               snapshot->sites->count(id) ? snapshot->sites->at(id).get() : nullptr));
+               snapshot->sites->count(id) ? snapshot->sites->at(id).get() : nullptr,
+               allocator_view_of(*snapshot, id)));
          });
        }},
       {"/api/v1/memory",
        [&publisher](const std::string &query) {
          const auto snapshot = publisher.latest();
          return with_timeline(*snapshot, query, [&](const ProcessId &id, const auto &timeline) {
-           return json(memory_timeline_json(id, comm_of(*snapshot, id), timeline, snapshot->clock));
+           return json(memory_timeline_json(id, comm_of(*snapshot, id), timeline, snapshot->clock,
+                                            allocator_view_of(*snapshot, id)));
          });
        }},
       {"/healthz",
@@ -229,8 +239,10 @@ HttpRoutes daemon_routes(const MetricsPublisher &publisher, const Config &config
                      if (!id.process)
                        return id.refusal;
                      if (!open(id.process->pid))
-                       return HttpResponse{409, "text/plain; charset=utf-8",
-                                           "the allocator view is off (allocator.enabled)\n", {}};
+                       return HttpResponse{409,
+                                           "text/plain; charset=utf-8",
+                                           "the allocator view is off (allocator.enabled)\n",
+                                           {}};
                      return HttpResponse{202,
                                          "application/json",
                                          "{\"pid\": " + std::to_string(id.process->pid) +

@@ -2,19 +2,15 @@
 #include "exporters/call_sites_json.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+
+#include "common/text.h"
 
 namespace neutracer {
 namespace {
 
 using nlohmann::json;
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 json frame_json(const Frame &frame) {
   json entry{{"kind", std::string(frame_kind_name(frame.kind))},
@@ -25,9 +21,9 @@ json frame_json(const Frame &frame) {
     return entry;
   }
   entry["module"] = frame.module ? json(*frame.module) : json(nullptr);
-  entry["module_offset"] = hex(frame.module_offset);
+  entry["module_offset"] = hex_text(frame.module_offset);
   entry["function_offset"] = frame.function_offset;
-  entry["address"] = hex(frame.address);
+  entry["address"] = hex_text(frame.address);
   return entry;
 }
 
@@ -52,30 +48,56 @@ auto order_key(const SiteCounts &c) {
                     c.launch_samples, c.wait_seconds, c.allocations);
 }
 
+// Which view ordered the sites: PyTorch's allocator (live tensors by site) or the driver.
+json ranking_json(const AllocatorViewSummary *allocator) {
+  if (!allocator || allocator->ranking.empty())
+    return {{"view", "driver"}};
+  return {{"view", "allocator"},
+          {"open", allocator->open},
+          {"reason", std::string(investigation_reason_name(allocator->reason))},
+          {"live_bytes", allocator->live_bytes}};
+}
+
 } // namespace
 
 std::string frame_location(const Frame &frame) {
   if (frame.kind == FrameKind::python)
     return (frame.module ? *frame.module : std::string("?")) + ":" + std::to_string(frame.line);
   if (!frame.module)
-    return hex(frame.address);
+    return hex_text(frame.address);
   const auto slash = frame.module->rfind('/');
   return (slash == std::string::npos ? *frame.module : frame.module->substr(slash + 1)) + "+" +
-         hex(frame.module_offset);
+         hex_text(frame.module_offset);
 }
 
 std::string call_sites_json(const ProcessId &id, const std::string &comm,
-                            const ProcessSitesView &view, const StackSettingsView &settings) {
-  std::vector<std::size_t> order(view.sites.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+                            const ProcessSitesView &view, const StackSettingsView &settings,
+                            const AllocatorViewSummary *allocator) {
+  // The allocator's ranking first (sites it names that the recorder no longer holds are
+  // skipped), then the rest by the driver's counts.
+  std::map<std::size_t, const SiteLiveBytes *> ranked;
+  std::vector<std::size_t> order;
+  if (allocator)
+    for (const auto &entry : allocator->ranking)
+      if (entry.site >= 0 && static_cast<std::size_t>(entry.site) < view.sites.size() &&
+          ranked.emplace(static_cast<std::size_t>(entry.site), &entry).second)
+        order.push_back(static_cast<std::size_t>(entry.site));
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < view.sites.size(); ++i)
+    if (!ranked.contains(i))
+      rest.push_back(i);
+  std::stable_sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) {
     return order_key(view.sites[a].counts) > order_key(view.sites[b].counts);
   });
+  order.insert(order.end(), rest.begin(), rest.end());
   auto sites = json::array();
   for (const auto index : order) {
     const Site &site = view.sites[index];
     json entry{{"id", index}, {"kind", std::string(site_kind_name(site.kind))}};
+    if (const auto found = ranked.find(index); found != ranked.end())
+      entry["allocator"] = {{"survivor_bytes", found->second->survivor_bytes},
+                            {"live_bytes", found->second->live_bytes},
+                            {"live_blocks", found->second->live_blocks}};
     if (site.stack) {
       entry["end"] = std::string(stack_end_name(site.stack->end));
       entry["truncated"] = site.stack->end != StackEnd::complete;
@@ -106,6 +128,7 @@ std::string call_sites_json(const ProcessId &id, const std::string &comm,
                   {"max_depth", settings.max_depth},
                   {"launch_sample_every", settings.launch_sample_every}}},
                 {"untracked_allocations", view.untracked_allocations},
+                {"ranking", ranking_json(allocator)},
                 {"sites", std::move(sites)}};
   // Names come from traced processes' files: replace invalid UTF-8 instead of throwing.
   return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -3,6 +3,8 @@
 
 #include "exporters/html_escape.h"
 #include "exporters/process_index_page.h"
+#include "exporters/segment_layout.h"
+#include "exporters/site_tooltip.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <map>
 
 #include "common/human_bytes.h"
+#include "common/text.h"
 
 namespace neutracer {
 namespace {
@@ -59,23 +62,6 @@ std::string utc_date(double unix_seconds) {
 // From `from` to `to`, never negative (a block stamped after the snapshot's clock was read).
 double seconds_between(std::uint64_t from, std::uint64_t to) {
   return to > from ? static_cast<double>(to - from) / 1e9 : 0.0;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
-// ", from leak_here (trainer+0x1234)" for a block whose site is known; empty otherwise.
-std::string site_text(const ProcessSitesView *sites, std::int32_t site) {
-  if (!sites || site < 0 || static_cast<std::size_t>(site) >= sites->sites.size())
-    return {};
-  const auto &found = sites->sites[static_cast<std::size_t>(site)];
-  if (!found.stack)
-    return found.kind == SiteKind::no_stack ? ", stack not stored" : std::string();
-  const Frame *frame = headline_frame(*found.stack);
-  return frame ? ", from " + html_escape(frame_text(*frame)) : std::string();
 }
 
 // Reloads the page's #timeline from the daemon every few seconds while the box is ticked and
@@ -159,13 +145,13 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
            format(" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", x0, y,
                   std::max(1.0, x1 - x0), height);
     svg += std::string(" fill=\"") + (live ? "#2f6fb3" : "#a9c4e0") + "\" stroke=\"#1d3f66\" " +
-           "stroke-width=\"0.3\"><title>" + hex(block.address) + " " +
+           "stroke-width=\"0.3\"><title>" + hex_text(block.address) + " " +
            human_bytes(static_cast<double>(block.bytes)) + ", allocated " + at(block.allocated_ns) +
            (live ? format(", live (for %.3f s)", seconds_between(block.allocated_ns, now_ns))
                  : ", freed " + at(block.freed_ns) +
                        format(" (after %.3f s)",
                               seconds_between(block.allocated_ns, block.freed_ns))) +
-           site_text(sites, block.site) + "</title></rect>\n";
+           site_tooltip(sites, block.site) + "</title></rect>\n";
   }
   for (const auto &failure : timeline.failures) {
     const double x = x_of(failure.time_ns);
@@ -173,7 +159,7 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
                   "stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 3\">",
                   x, kTop, x, kTop + kPlotHeight);
     svg += "<title>failed allocation of " + human_bytes(static_cast<double>(failure.bytes)) +
-           " at " + at(failure.time_ns) + site_text(sites, failure.site) + "</title></line>\n";
+           " at " + at(failure.time_ns) + site_tooltip(sites, failure.site) + "</title></line>\n";
     svg += format("<path d=\"M %.1f %.0f l -6 -10 l 12 0 z\" fill=\"#d62728\"/>\n", x, kTop);
   }
   // Axes: wall-clock time (UTC) along the bottom, stacked address space on the left.
@@ -203,7 +189,8 @@ std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffs
 
 std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
                                  const ProcessTimeline &timeline, const ClockOffset &clock,
-                                 const ProcessSitesView *sites) {
+                                 const ProcessSitesView *sites,
+                                 const AllocatorViewSummary *allocator) {
   std::size_t live = 0;
   std::uint64_t live_bytes = 0;
   for (const auto &block : timeline.blocks)
@@ -231,6 +218,8 @@ std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
         "\">call sites as a flame graph</a>";
   page += ". <a href=\"/memory\">All processes</a></p>\n";
   page += memory_timeline_svg(timeline, clock, sites);
+  if (allocator && allocator->open)
+    page += segment_layout_html(timeline, *allocator, sites);
   page += "</div>\n";
   std::string script = kRefreshScript;
   script.replace(script.find("REFRESH_MS"), 10, std::to_string(kRefreshSeconds * 1000));

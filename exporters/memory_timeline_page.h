@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "allocator/allocator_view.h"
 #include "common/clock_offset.h"
 #include "cuda/memory_timeline.h"
 #include "stacks/site_recorder.h"
@@ -18,9 +19,11 @@ namespace neutracer {
 // `clock`: now, on both clocks (the blocks' times are CLOCK_MONOTONIC).
 std::string memory_timeline_svg(const ProcessTimeline &timeline, const ClockOffset &clock,
                                 const ProcessSitesView *sites = nullptr);
+// `allocator`, when its view is open, adds the blocks inside each live segment.
 std::string memory_timeline_page(const ProcessId &id, const std::string &comm,
                                  const ProcessTimeline &timeline, const ClockOffset &clock,
-                                 const ProcessSitesView *sites = nullptr);
+                                 const ProcessSitesView *sites = nullptr,
+                                 const AllocatorViewSummary *allocator = nullptr);
 // The list of processes with a timeline, linking to each page.
 std::string memory_timeline_index(const std::map<ProcessId, ProcessTimeline> &timelines,
                                   const std::map<ProcessId, std::string> &comms);

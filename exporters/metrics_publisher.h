@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "allocator/allocator_view.h"
 #include "common/clock_offset.h"
 #include "cuda/memory_timeline.h"
 #include "exporters/call_sites_json.h"
@@ -43,6 +44,10 @@ struct PublishedSnapshot {
   std::shared_ptr<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>> sites =
       std::make_shared<const std::map<ProcessId, std::shared_ptr<const ProcessSitesView>>>();
   StackSettingsView stacks;
+  // PyTorch allocator views per process (open, or the last one), for the sites' ranking and the
+  // memory page's blocks inside segments.
+  std::shared_ptr<const std::map<ProcessId, AllocatorViewSummary>> allocator_views =
+      std::make_shared<const std::map<ProcessId, AllocatorViewSummary>>();
   ClockOffset clock; // both clocks at this scan: timelines are drawn as of then
   std::chrono::steady_clock::time_point published_at = std::chrono::steady_clock::now();
   bool from_a_scan = false; // false only for the placeholder served before the first scan

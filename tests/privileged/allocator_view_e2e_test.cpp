@@ -168,6 +168,17 @@ TEST_F(AllocatorLeakE2E, TensorsKeptAtOneSiteAreALeakNamedFromTheAllocatorView) 
   ASSERT_FALSE(leak["sites"].empty()) << "the kept blocks' site: " << leak.dump();
   EXPECT_EQ(leak["sites"][0]["view"], "allocator");
   EXPECT_GE(leak["sites"][0]["live_bytes"].get<double>(), 16 * kMiB);
+
+  // The process's sites, ranked by the allocator view: the kept blocks' site first.
+  const auto reply = http_get(port_, "/api/v1/processes/" + driver->pid + "/sites");
+  ASSERT_TRUE(reply && reply->status == 200);
+  const auto sites = nlohmann::json::parse(reply->body);
+  EXPECT_EQ(sites["ranking"]["view"], "allocator") << sites.dump();
+  EXPECT_EQ(sites["ranking"]["open"], true);
+  EXPECT_EQ(sites["ranking"]["reason"], "requested");
+  ASSERT_FALSE(sites["sites"].empty());
+  EXPECT_GE(sites["sites"][0]["allocator"]["survivor_bytes"].get<double>(), 16 * kMiB)
+      << sites["sites"][0].dump();
   command(*driver, "exit");
 }
 

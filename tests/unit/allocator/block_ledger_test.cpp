@@ -130,16 +130,16 @@ TEST(BlockLedger, FreesOfUnknownAddressesAreIgnored) {
   ledger.allocated(block(0x1000, 10 * kMiB, 1, 0));
   ledger.allocated(block(0x2000, 20 * kMiB, 1, 0));
 
-  ledger.freed(0x9000); // handed out before the view opened
+  ledger.freed(0x9000, ns(5)); // handed out before the view opened
   EXPECT_EQ(ledger.live_bytes(), 30 * kMiB);
   EXPECT_EQ(ledger.live_blocks(), 2u);
 
-  ledger.freed(0x1000);
-  ledger.freed(0x1000); // twice: the second is unknown by now
+  ledger.freed(0x1000, ns(5));
+  ledger.freed(0x1000, ns(5)); // twice: the second is unknown by now
   EXPECT_EQ(ledger.live_bytes(), 20 * kMiB);
   EXPECT_EQ(ledger.live_blocks(), 1u);
 
-  ledger.freed(0x2000);
+  ledger.freed(0x2000, ns(5));
   EXPECT_EQ(ledger.live_bytes(), 0u);
   EXPECT_TRUE(ledger.ranking(ns(10)).empty());
 }
@@ -155,7 +155,7 @@ TEST(BlockLedger, AllocationsBeyondMaxBlocksAreCountedNotKept) {
   EXPECT_EQ(sites(ledger.ranking(ns(10))), (std::vector<std::int32_t>{1}));
 
   // Its free is then unknown, and ignored.
-  ledger.freed(0x3000);
+  ledger.freed(0x3000, ns(5));
   EXPECT_EQ(ledger.live_bytes(), 3 * kMiB);
 
   // Replacing a live address adds no block, so it is kept even when full.
@@ -164,11 +164,65 @@ TEST(BlockLedger, AllocationsBeyondMaxBlocksAreCountedNotKept) {
   EXPECT_EQ(ledger.untracked(), 1u);
 
   // A free makes room again.
-  ledger.freed(0x1000);
+  ledger.freed(0x1000, ns(5));
   ledger.allocated(block(0x4000, 16 * kMiB, 4, 0));
   EXPECT_EQ(ledger.live_blocks(), 2u);
   EXPECT_EQ(ledger.live_bytes(), 24 * kMiB);
   EXPECT_EQ(ledger.untracked(), 1u);
+}
+
+TEST(BlockLedger, FreedBlocksStayCachedUntilTheirBytesAreHandedOutAgain) {
+  BlockLedger ledger;
+  ledger.allocated(block(0x100000, kMiB, 1, 0));
+  ledger.allocated(block(0x200000, kMiB, 2, 1));
+  ledger.allocated(block(0x300000, kMiB, 3, 2));
+  ledger.freed(0x200000, ns(3));
+  ledger.freed(0x300000, ns(4));
+
+  auto blocks = ledger.blocks();
+  ASSERT_EQ(blocks.size(), 3u);
+  EXPECT_EQ(blocks[0].address, 0x100000u);
+  EXPECT_TRUE(blocks[0].live);
+  EXPECT_EQ(blocks[0].time_ns, ns(0)) << "a live block carries its allocation time";
+  EXPECT_EQ(blocks[1].address, 0x200000u);
+  EXPECT_FALSE(blocks[1].live);
+  EXPECT_EQ(blocks[1].time_ns, ns(3)) << "a cached block carries its free time";
+  EXPECT_EQ(blocks[1].site, 2);
+  EXPECT_EQ(ledger.cached_blocks(), 2u);
+  EXPECT_EQ(ledger.live_bytes(), kMiB) << "cached blocks are not live bytes";
+
+  // A new block that starts inside the first cached one and reaches into the second: the pool
+  // handed out both ranges again (split and merged blocks), so neither is cached any longer.
+  ledger.allocated(block(0x280000, kMiB, 4, 5));
+  blocks = ledger.blocks();
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[1].address, 0x280000u);
+  EXPECT_TRUE(blocks[1].live);
+  EXPECT_EQ(ledger.cached_blocks(), 0u);
+}
+
+TEST(BlockLedger, CachedBlocksAreBoundedByMaxBlocks) {
+  BlockLedger ledger({.max_blocks = 2});
+  ledger.allocated(block(0x100000, kMiB, 1, 0));
+  ledger.allocated(block(0x200000, kMiB, 1, 0));
+  ledger.freed(0x100000, ns(1));
+  ledger.freed(0x200000, ns(1));
+  ledger.allocated(block(0x400000, kMiB, 1, 2));
+  ledger.freed(0x400000, ns(3)); // a third cached block is not kept
+  EXPECT_EQ(ledger.cached_blocks(), 2u);
+  EXPECT_EQ(ledger.live_blocks(), 0u);
+}
+
+TEST(BlockLedger, DroppingBlocksKeepsTheTotals) {
+  BlockLedger ledger;
+  ledger.allocated(block(0x100000, 3 * kMiB, 1, 0));
+  ledger.allocated(block(0x400000, kMiB, 1, 0));
+  ledger.freed(0x400000, ns(1));
+  ledger.drop_blocks();
+  EXPECT_EQ(ledger.live_bytes(), 3 * kMiB);
+  EXPECT_EQ(ledger.live_blocks(), 0u);
+  EXPECT_EQ(ledger.cached_blocks(), 0u);
+  EXPECT_TRUE(ledger.blocks().empty());
 }
 
 } // namespace

@@ -111,10 +111,10 @@ TEST(AlertSite, NamesTheHeadlineFrame) {
 TEST(AlertSite, AMixedStackIsNamedByItsInnermostPythonFrame) {
   const Frame python = python_frame("train_step", "/srv/train.py", 7);
   Site site;
-  site.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
-      {native("cudaMalloc", "/usr/lib/libcudart.so.12", 1),
-       native("_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so", 2), python},
-      StackEnd::complete});
+  site.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("cudaMalloc", "/usr/lib/libcudart.so.12", 1),
+                       native("_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so", 2), python},
+                      StackEnd::complete});
   EXPECT_EQ(headline_frame(*site.stack), &site.stack->frames[2]);
   EXPECT_EQ(notice_site(site)->text, "train_step (train.py:7)");
 }
@@ -124,10 +124,10 @@ TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
   const Frame caller = python_frame("main", "/srv/train.py", 50);
   ProcessSitesView sites;
   Site wait;
-  wait.stack = std::make_shared<const SymbolizedStack>(SymbolizedStack{
-      {native("cuCtxSynchronize", "/usr/lib/libcuda.so.1", 1),
-       native("ffi_call", "/usr/lib/libffi.so.8", 2)},
-      StackEnd::complete});
+  wait.stack = std::make_shared<const SymbolizedStack>(
+      SymbolizedStack{{native("cuCtxSynchronize", "/usr/lib/libcuda.so.1", 1),
+                       native("ffi_call", "/usr/lib/libffi.so.8", 2)},
+                      StackEnd::complete});
   wait.counts.pending_waits = 1;
   wait.waiting_python = {python, caller};
   sites.sites = {wait};
@@ -141,6 +141,47 @@ TEST(AlertSite, AWaitReadWhileInProgressIsNamedByItsPythonLine) {
   EXPECT_EQ(site["waiting_python_frames"][0]["line"], 42);
   EXPECT_EQ(site["waiting_python_frames"][1]["function"], "main");
   EXPECT_EQ(site["frames"].size(), 2u) << "the native frames stay as they are";
+}
+
+TEST(CallSitesJson, WithoutAnAllocatorViewTheDriversCountsRankTheSites) {
+  const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", view(), {}));
+  EXPECT_EQ(document["ranking"]["view"], "driver");
+  EXPECT_EQ(document["sites"][0]["id"], 1) << "the failed allocation first";
+  EXPECT_FALSE(document["sites"][0].contains("allocator"));
+}
+
+TEST(CallSitesJson, TheAllocatorViewsRankingComesFirstAndSaysSo) {
+  AllocatorViewSummary allocator;
+  allocator.open = true;
+  allocator.reason = InvestigationReason::growth;
+  allocator.live_bytes = 96 << 20;
+  // Site 2 keeps the tensors; site 0 is the step's temporaries; site 7 is gone from the recorder.
+  allocator.ranking = {
+      {.site = 2, .survivor_bytes = 64 << 20, .live_bytes = 64 << 20, .live_blocks = 16},
+      {.site = 7, .survivor_bytes = 8 << 20, .live_bytes = 8 << 20, .live_blocks = 1},
+      {.site = 0, .survivor_bytes = 0, .live_bytes = 32 << 20, .live_blocks = 4}};
+  const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", view(), {}, &allocator));
+  EXPECT_EQ(document["ranking"]["view"], "allocator");
+  EXPECT_EQ(document["ranking"]["open"], true);
+  EXPECT_EQ(document["ranking"]["reason"], "growth");
+  EXPECT_EQ(document["ranking"]["live_bytes"], 96 << 20);
+  const auto &sites = document["sites"];
+  ASSERT_EQ(sites.size(), 3u) << "each site once, the unknown one left out";
+  EXPECT_EQ(sites[0]["id"], 2);
+  EXPECT_EQ(sites[0]["allocator"]["survivor_bytes"], 64 << 20);
+  EXPECT_EQ(sites[0]["allocator"]["live_blocks"], 16);
+  EXPECT_EQ(sites[1]["id"], 0);
+  EXPECT_EQ(sites[1]["allocator"]["survivor_bytes"], 0);
+  EXPECT_EQ(sites[2]["id"], 1) << "then the driver's order for the rest";
+  EXPECT_FALSE(sites[2].contains("allocator"));
+}
+
+TEST(CallSitesJson, AnEmptyRankingLeavesTheDriversOrder) {
+  AllocatorViewSummary allocator; // a view that saw no blocks yet
+  allocator.open = true;
+  const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", view(), {}, &allocator));
+  EXPECT_EQ(document["ranking"]["view"], "driver");
+  EXPECT_EQ(document["sites"][0]["id"], 1);
 }
 
 TEST(AlertSite, AWaitInsideALibraryIsNamedByTheProgramLineThatCalledIt) {
