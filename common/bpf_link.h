@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -56,6 +57,22 @@ public:
   void reap(std::vector<BpfLink> links);
   // Any other removal (closing link descriptors, say).
   void run(std::function<void()> removal);
+  // Takes `pid`'s links out of `by_pid` and closes them in the background, then runs `after`
+  // (none of them can fire by then). Nothing when `pid` has none.
+  template <typename Link>
+  void reap_process(std::map<int, std::vector<Link>> &by_pid, int pid,
+                    std::function<void()> after = {}) {
+    const auto it = by_pid.find(pid);
+    if (it == by_pid.end())
+      return;
+    auto links = std::make_shared<std::vector<Link>>(std::move(it->second));
+    by_pid.erase(it);
+    run([links, after = std::move(after)] {
+      links->clear();
+      if (after)
+        after();
+    });
+  }
 
 private:
   void work();

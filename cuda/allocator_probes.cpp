@@ -61,17 +61,12 @@ std::string AllocatorProbes::attach(int pid, const std::string &path) {
 }
 
 void AllocatorProbes::detach(int pid) {
-  const auto it = links_.find(pid);
-  if (it == links_.end())
-    return;
   // Removing uprobes waits for RCU grace periods: in the background, and the blocks are
   // forgotten once no probe can add one.
-  auto links = std::make_shared<std::vector<BpfLink>>(std::move(it->second));
-  links_.erase(it);
-  reaper_.run([links, fd = sampled_blocks_fd_, tgid = static_cast<std::uint32_t>(pid)] {
-    destroy_links(std::move(*links));
-    forget_blocks(fd, tgid);
-  });
+  reaper_.reap_process(links_, pid,
+                       [fd = sampled_blocks_fd_, tgid = static_cast<std::uint32_t>(pid)] {
+                         forget_blocks(fd, tgid);
+                       });
 }
 
 } // namespace neutracer

@@ -171,10 +171,9 @@ void CudaTracer::load(const TracerSettings &settings) {
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
         skeleton->rodata->allocator_sample_bytes = settings.allocator_sample_bytes;
-        for (bpf_program *program :
-             {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
-              skeleton->progs.context_set, skeleton->progs.context_push,
-              skeleton->progs.context_pop})
+        for (bpf_program *program : {skeleton->progs.call_enter, skeleton->progs.call_exit,
+                                     skeleton->progs.name_exit, skeleton->progs.context_set,
+                                     skeleton->progs.context_push, skeleton->progs.context_pop})
           multi(program);
         if (multi_links_) {
           multi(skeleton->progs.sampled_call_enter);
@@ -359,8 +358,8 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   LibraryLinks attached;
   for (const auto &[key, sites] : global_sites) {
     // pid 0: every process that maps the file.
-    auto link = attach_uprobe_multi(bpf_program__fd(key.first), library.open_path, 0,
-                                    sites.offsets, sites.cookies, key.second);
+    auto link = attach_uprobe_multi(bpf_program__fd(key.first), library.open_path, 0, sites.offsets,
+                                    sites.cookies, key.second);
     if (!link) {
       note_error(key.first, errno);
       continue;
@@ -453,8 +452,7 @@ std::optional<double> CudaTracer::measure_launch_trap_ns() {
   // counted for the daemon is deleted after, so the daemon never appears as a CUDA process.
   const auto self = static_cast<std::uint32_t>(getpid());
   set_launch_gate(self, true);
-  const auto cost =
-      measure_trap_cost_ns([&] { return probe_own_function().value_or(UniqueFd()); });
+  const auto cost = measure_trap_cost_ns([&] { return probe_own_function().value_or(UniqueFd()); });
   forget_launch_gate(self);
   std::vector<LaunchCount> own_counts;
   for (const auto &count : read_launch_counts())
@@ -474,13 +472,8 @@ std::optional<double> CudaTracer::measure_launch_trap_ns() {
 }
 
 void CudaTracer::detach_launch_probes(int pid) {
-  const auto it = process_launch_links_.find(pid);
-  if (it == process_launch_links_.end())
-    return;
   // Closing waits for an RCU grace period: in the background.
-  auto links = std::make_shared<std::vector<UniqueFd>>(std::move(it->second));
-  process_launch_links_.erase(it);
-  reaper_.run([links] { links->clear(); });
+  reaper_.reap_process(process_launch_links_, pid);
 }
 
 void CudaTracer::set_launch_gate(std::uint32_t tgid, bool open) {
@@ -637,15 +630,9 @@ std::vector<LaunchStackCount> CudaTracer::read_launch_stacks() const {
 }
 
 void CudaTracer::delete_launch_stacks(const std::vector<LaunchStackCount> &entries) {
-  const int fd = bpf_map__fd(launch_->maps.launch_stacks);
-  for (const auto &entry : entries) {
-    nt_launch_stack_key key{};
-    key.tgid = entry.tgid;
-    key.stack_id = entry.stack_id;
-    key.proc_start_ns = entry.proc_start_ns;
-    key.caller = entry.caller;
-    key.python_stack = entry.python_stack;
-    bpf_map_delete_elem(fd, &key);
+  for (const auto &e : entries) {
+    const nt_launch_stack_key key{e.tgid, e.stack_id, e.proc_start_ns, e.caller, e.python_stack};
+    bpf_map_delete_elem(bpf_map__fd(launch_->maps.launch_stacks), &key);
   }
 }
 
@@ -663,15 +650,10 @@ std::vector<InflightCall> CudaTracer::read_inflight_calls() const {
 }
 
 void CudaTracer::delete_launch_counts(const std::vector<LaunchCount> &entries) {
-  const int fd = bpf_map__fd(launch_->maps.launches);
-  for (const auto &entry : entries) {
-    nt_launch_key key{};
-    key.tgid = entry.tgid;
-    key.api = entry.api;
-    key.proc_start_ns = entry.proc_start_ns;
-    key.handle = entry.handle;
-    key.context = entry.context;
-    bpf_map_delete_elem(fd, &key);
+  for (const auto &e : entries) {
+    const nt_launch_key key{e.tgid, static_cast<std::uint32_t>(e.api), e.proc_start_ns, e.handle,
+                            e.context};
+    bpf_map_delete_elem(bpf_map__fd(launch_->maps.launches), &key);
   }
 }
 

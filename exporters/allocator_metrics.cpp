@@ -9,27 +9,11 @@
 #include "exporters/metric_builders.h"
 
 namespace neutracer {
-namespace {
-
-struct ViewRow {
-  const AllocatorView &view;
-  Labels labels;
-};
-
-void per_view(const std::vector<ViewRow> &rows, MetricSink &sink, std::string_view name,
-              std::string_view help, MetricType type,
-              const std::function<double(const AllocatorView &)> &value) {
-  sink.family(name, help, type);
-  for (const auto &row : rows)
-    sink.sample(row.labels, value(row.view));
-}
-
-} // namespace
 
 void write_allocator_metrics(const std::map<ProcessId, AllocatorView> &views,
                              const AllocatorViewCounts &counts, const CudaState &state,
                              MetricSink &sink) {
-  std::vector<ViewRow> rows;
+  std::vector<LabelledRow<AllocatorView>> rows;
   std::uint64_t open = 0;
   for (const auto &[id, view] : views) {
     open += view.open ? 1 : 0;
@@ -61,23 +45,26 @@ void write_allocator_metrics(const std::map<ProcessId, AllocatorView> &views,
               MetricType::counter);
   sink.sample({}, static_cast<double>(counts.late_events));
 
-  per_view(rows, sink, "neutracer_allocator_view_open",
-           "1 while the process's allocator view is open; 0 for its last view, kept while the "
-           "process lives",
-           MetricType::gauge, [](const AllocatorView &v) { return v.open ? 1.0 : 0.0; });
-  per_view(rows, sink, "neutracer_allocator_live_bytes",
-           "Bytes of tensors handed out by PyTorch's caching allocator since the view opened and "
-           "still live (sampled by bytes, so an estimate)",
-           MetricType::gauge,
-           [](const AllocatorView &v) { return static_cast<double>(v.ledger.live_bytes()); });
-  per_view(rows, sink, "neutracer_allocator_live_bytes_rising",
-           "1 while the view's per-window minimum of live tensor bytes rises steadily (a leak "
-           "seen through the pool)",
-           MetricType::gauge, [](const AllocatorView &v) { return v.verdict.rising ? 1.0 : 0.0; });
-  per_view(rows, sink, "neutracer_allocator_live_growth_bytes_per_second",
-           "Slope of the per-window minimum of live tensor bytes over the view's windows",
-           MetricType::gauge,
-           [](const AllocatorView &v) { return v.verdict.growth_bytes_per_second; });
+  write_per_row<AllocatorView>(
+      rows, sink, "neutracer_allocator_view_open",
+      "1 while the process's allocator view is open; 0 for its last view, kept while the "
+      "process lives",
+      MetricType::gauge, [](const AllocatorView &v) { return v.open ? 1.0 : 0.0; });
+  write_per_row<AllocatorView>(
+      rows, sink, "neutracer_allocator_live_bytes",
+      "Bytes of tensors handed out by PyTorch's caching allocator since the view opened and "
+      "still live (sampled by bytes, so an estimate)",
+      MetricType::gauge,
+      [](const AllocatorView &v) { return static_cast<double>(v.ledger.live_bytes()); });
+  write_per_row<AllocatorView>(
+      rows, sink, "neutracer_allocator_live_bytes_rising",
+      "1 while the view's per-window minimum of live tensor bytes rises steadily (a leak "
+      "seen through the pool)",
+      MetricType::gauge, [](const AllocatorView &v) { return v.verdict.rising ? 1.0 : 0.0; });
+  write_per_row<AllocatorView>(
+      rows, sink, "neutracer_allocator_live_growth_bytes_per_second",
+      "Slope of the per-window minimum of live tensor bytes over the view's windows",
+      MetricType::gauge, [](const AllocatorView &v) { return v.verdict.growth_bytes_per_second; });
 }
 
 } // namespace neutracer

@@ -13,20 +13,6 @@ namespace {
 constexpr AlertKind kAlertKindsInOrder[] = {AlertKind::memory_leak, AlertKind::fragmentation,
                                             AlertKind::oom, AlertKind::hang};
 
-// A process's findings and labels, built once for all of its series.
-struct FindingsRow {
-  const ProcessFindings &findings;
-  Labels labels;
-};
-
-void per_process(const std::vector<FindingsRow> &rows, MetricSink &sink, std::string_view name,
-                 std::string_view help, MetricType type,
-                 const std::function<double(const ProcessFindings &)> &value) {
-  sink.family(name, help, type);
-  for (const auto &row : rows)
-    sink.sample(row.labels, value(row.findings));
-}
-
 MetricFamily per_alert_kind(std::string name, std::string help, MetricType type,
                             const std::function<double(AlertKind)> &value) {
   auto f = family(std::move(name), std::move(help), type);
@@ -39,20 +25,21 @@ MetricFamily per_alert_kind(std::string name, std::string help, MetricType type,
 
 void write_detector_metrics(const DetectorSet &detectors, const AlertDelivery &delivery,
                             MetricSink &sink) {
-  std::vector<FindingsRow> rows;
+  std::vector<LabelledRow<ProcessFindings>> rows;
   rows.reserve(detectors.findings().size());
   for (const auto &[id, findings] : detectors.findings())
     rows.push_back({findings, process_labels(id, findings.comm, findings.container)});
   std::vector<MetricFamily> families; // the daemon-wide ones, after the per-process ones
-  per_process(rows, sink, "neutracer_cuda_memory_leak_suspected",
-              "1 while the process's GPU memory keeps rising and is not freed (trend and rule of "
-              "succession agree)",
-              MetricType::gauge,
-              [](const ProcessFindings &f) { return f.leak.suspected ? 1.0 : 0.0; });
-  per_process(rows, sink, "neutracer_cuda_memory_leak_probability",
-              "Laplace's rule of succession over high-water-mark samples: (unfreed+1)/(sampled+2)",
-              MetricType::gauge, [](const ProcessFindings &f) { return f.leak.probability; });
-  per_process(
+  write_per_row<ProcessFindings>(
+      rows, sink, "neutracer_cuda_memory_leak_suspected",
+      "1 while the process's GPU memory keeps rising and is not freed (trend and rule of "
+      "succession agree)",
+      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.suspected ? 1.0 : 0.0; });
+  write_per_row<ProcessFindings>(
+      rows, sink, "neutracer_cuda_memory_leak_probability",
+      "Laplace's rule of succession over high-water-mark samples: (unfreed+1)/(sampled+2)",
+      MetricType::gauge, [](const ProcessFindings &f) { return f.leak.probability; });
+  write_per_row<ProcessFindings>(
       rows, sink, "neutracer_cuda_memory_growth_bytes_per_second",
       "Slope of the per-window minimum of GPU memory in use over the leak detector's windows",
       MetricType::gauge, [](const ProcessFindings &f) { return f.leak.growth_bytes_per_second; });
@@ -61,13 +48,14 @@ void write_detector_metrics(const DetectorSet &detectors, const AlertDelivery &d
               "while growing and when the device's free memory is known",
               MetricType::gauge);
   for (const auto &row : rows)
-    if (row.findings.leak.seconds_until_full)
-      sink.sample(row.labels, *row.findings.leak.seconds_until_full);
-  per_process(rows, sink, "neutracer_cuda_memory_fragmentation_ratio",
-              "1 - largest live GPU allocation / GPU bytes in use: how split the process's driver "
-              "allocations are (0 = one piece)",
-              MetricType::gauge, [](const ProcessFindings &f) { return f.fragmentation_ratio; });
-  per_process(
+    if (row.state.leak.seconds_until_full)
+      sink.sample(row.labels, *row.state.leak.seconds_until_full);
+  write_per_row<ProcessFindings>(
+      rows, sink, "neutracer_cuda_memory_fragmentation_ratio",
+      "1 - largest live GPU allocation / GPU bytes in use: how split the process's driver "
+      "allocations are (0 = one piece)",
+      MetricType::gauge, [](const ProcessFindings &f) { return f.fragmentation_ratio; });
+  write_per_row<ProcessFindings>(
       rows, sink, "neutracer_cuda_memory_alloc_retries_total",
       "Allocator retries: a failed GPU allocation, frees, then a successful one of at least "
       "that size",
@@ -80,12 +68,12 @@ void write_detector_metrics(const DetectorSet &detectors, const AlertDelivery &d
   for (const auto &row : rows)
     for (const auto cause : {OomCause::capacity, OomCause::fragmentation})
       sink.sample(row.labels, {{"cause", oom_cause_name(cause)}},
-                  static_cast<double>(row.findings.ooms[static_cast<std::size_t>(cause)]));
-  per_process(rows, sink, "neutracer_cuda_hang_suspected",
-              "1 while a CUDA call has run past the hang threshold, or launches stopped while the "
-              "process spins on a CPU",
-              MetricType::gauge,
-              [](const ProcessFindings &f) { return f.hang.suspected ? 1.0 : 0.0; });
+                  static_cast<double>(row.state.ooms[static_cast<std::size_t>(cause)]));
+  write_per_row<ProcessFindings>(
+      rows, sink, "neutracer_cuda_hang_suspected",
+      "1 while a CUDA call has run past the hang threshold, or launches stopped while the "
+      "process spins on a CPU",
+      MetricType::gauge, [](const ProcessFindings &f) { return f.hang.suspected ? 1.0 : 0.0; });
 
   std::map<AlertKind, double> active;
   for (const auto &alert : detectors.active())

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The labels shared by the exporters' per-process series.
+// The labels shared by the exporters' per-process series, and families with one sample per
+// labelled row.
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/process_id.h"
 #include "containers/container_info.h"
 #include "exposition/exposition.h"
+#include "exposition/metric_sink.h"
 
 namespace neutracer {
 
@@ -35,6 +40,22 @@ inline Labels process_labels(const ProcessId &id, const std::string &comm,
                                {"pod", &container.pod.pod},
                                {"slurm_job", &container.identity.slurm_job}});
   return labels;
+}
+
+// One process's (or view's) state with its labels, built once for all of its series.
+template <typename State> struct LabelledRow {
+  const State &state;
+  Labels labels;
+};
+
+// One family with a sample per row, its value read from the row's state.
+template <typename State>
+void write_per_row(const std::vector<LabelledRow<State>> &rows, MetricSink &sink,
+                   std::string_view name, std::string_view help, MetricType type,
+                   const std::function<double(const State &)> &value) {
+  sink.family(name, help, type);
+  for (const auto &row : rows)
+    sink.sample(row.labels, value(row.state));
 }
 
 } // namespace neutracer

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <ctime>
+#include <string_view>
+#include <utility>
 
 #include "exposition/utf8_repair.h"
 
@@ -105,25 +107,26 @@ std::string rfc3339_utc_millis(std::chrono::system_clock::time_point time) {
 
 std::string format_log_line(LogFormat format, const LogRecord &record) {
   const std::string ts = rfc3339_utc_millis(record.time);
+  const std::pair<std::string_view, std::string_view> fields[] = {
+      {"ts", ts}, {"level", record.level}, {"msg", record.message}};
+  const bool json = format == LogFormat::json;
   std::string line;
   line.reserve(record.message.size() + 64);
-  if (format == LogFormat::json) {
-    line += "{\"ts\":";
-    append_json_string(line, ts);
-    line += ",\"level\":";
-    append_json_string(line, record.level);
-    line += ",\"msg\":";
-    append_json_string(line, record.message);
-    line += "}\n";
-    return line;
+  line += json ? "{" : "";
+  for (const auto &[name, value] : fields) {
+    if (name != fields[0].first)
+      line += json ? ',' : ' ';
+    if (json) {
+      append_json_string(line, name);
+      line += ':';
+      append_json_string(line, value);
+    } else {
+      line += name;
+      line += '=';
+      append_logfmt_value(line, value);
+    }
   }
-  line += "ts=";
-  line += ts;
-  line += " level=";
-  append_logfmt_value(line, record.level);
-  line += " msg=";
-  append_logfmt_value(line, record.message);
-  line += '\n';
+  line += json ? "}\n" : "\n";
   return line;
 }
 
