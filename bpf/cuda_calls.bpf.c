@@ -476,3 +476,5 @@ int torch_block_free(struct pt_regs *ctx)
 	bpf_ringbuf_submit(event, 0);
 	return 0;
 }
+
+#include "nccl_calls.bpf.h"

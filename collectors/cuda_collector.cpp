@@ -170,6 +170,11 @@ void CudaCollector::drain_events(std::chrono::milliseconds timeout) {
           block_sink_->block(state_.process_id(block->tgid, block->proc_start_ns), *block);
         return;
       }
+      if (const auto *call = std::get_if<nt_nccl_event>(&*event)) {
+        if (nccl_sink_)
+          nccl_sink_->nccl_call(state_.process_id(call->tgid, call->proc_start_ns), *call);
+        return;
+      }
       state_.apply(*event);
       // At once, while the process runs: a new stack is named from its maps.
       if (const auto *call = std::get_if<nt_call_event>(&*event); call && sites_)

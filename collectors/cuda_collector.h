@@ -19,6 +19,7 @@
 #include "containers/docker_names.h"
 #include "containers/kubernetes_pods.h"
 #include "cuda/block_event_sink.h"
+#include "cuda/nccl_event_sink.h"
 #include "cuda/cuda_state.h"
 #include "cuda/cuda_tracer.h"
 #include "cuda/cuda_tracing.h"
@@ -70,6 +71,8 @@ public:
   }
   // Where the allocator view's tensor block events go; without one they are dropped.
   void use_block_sink(BlockEventSink &sink) { block_sink_ = &sink; }
+  // NCCL call events go to `sink` (the NCCL collector); dropped when none is set.
+  void use_nccl_sink(NcclEventSink &sink) { nccl_sink_ = &sink; }
   // Where running out of file descriptors is written, besides the log (at most once a minute).
   void use_journal(CountedJournal &journal) { journal_ = &journal; }
 
@@ -111,6 +114,7 @@ private:
   FdLimitWarning fd_limit_warning_;
   CountedJournal *journal_ = nullptr;
   BlockEventSink *block_sink_ = nullptr;
+  NcclEventSink *nccl_sink_ = nullptr;
   std::map<ProcessId, ProcessImage> images_;    // of traced processes, to notice an exec
   bool images_put_off_ = false;                 // this scan left some unopened: descriptors
   std::uint64_t attaches_put_off_ = 0;          // the tracer's count at the last scan

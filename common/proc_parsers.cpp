@@ -72,14 +72,16 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line) {
   return entry;
 }
 
-bool is_cuda_driver_library(std::string_view path) {
+namespace {
+
+// `path`'s file is `stem` with nothing after it but version suffixes (".1", ".580.95.05"): not
+// libcudart.so for libcuda.so, nor libcuda.so.bak.
+bool is_versioned_library(std::string_view path, std::string_view stem) {
   const auto slash = path.rfind('/');
   std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  constexpr std::string_view kPrefix = "libcuda.so";
-  if (!name.starts_with(kPrefix))
+  if (!name.starts_with(stem))
     return false;
-  name.remove_prefix(kPrefix.size());
-  // Only version suffixes: ".1", ".580.95.05"; not libcudart.so or libcuda.so.bak.
+  name.remove_prefix(stem.size());
   while (!name.empty()) {
     if (name.front() != '.' || name.size() < 2)
       return false;
@@ -91,6 +93,14 @@ bool is_cuda_driver_library(std::string_view path) {
   }
   return true;
 }
+
+} // namespace
+
+bool is_cuda_driver_library(std::string_view path) {
+  return is_versioned_library(path, "libcuda.so");
+}
+
+bool is_nccl_library(std::string_view path) { return is_versioned_library(path, "libnccl.so"); }
 
 std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   const auto open = text.find('(');

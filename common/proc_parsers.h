@@ -25,6 +25,8 @@ std::optional<MapsEntry> parse_maps_line(std::string_view line);
 
 // True for the CUDA driver library: libcuda.so, libcuda.so.1, libcuda.so.580.95.05.
 bool is_cuda_driver_library(std::string_view path);
+// True for NCCL: libnccl.so, libnccl.so.2, libnccl.so.2.28.9 (wheels, venvs, containers alike).
+bool is_nccl_library(std::string_view path);
 
 // The fields of /proc/<pid>/stat the daemon reads, for discovery, OS metrics and its own
 // process_* metrics (proc(5) field numbers).

@@ -22,20 +22,24 @@ std::optional<std::uint64_t> process_start_ticks(const ProcFs &procfs, int pid) 
 
 namespace {
 
-// One process's libcuda mappings and identity; nullopt when it maps none, vanished, or its maps
-// cannot be read (`unreadable`).
+// One process's libcuda (and libnccl) mappings and identity; nullopt when it maps no libcuda,
+// vanished, or its maps cannot be read (`unreadable`).
 std::optional<CudaProcess> read_cuda_process(const ProcFs &procfs, int pid,
                                              std::vector<MapsEntry> &cuda_maps, bool &unreadable) {
   const bool readable = procfs.for_each_line(pid, "maps", [&](std::string_view line) {
     // Cheap substring test first: maps files of large programs have many thousand lines.
-    if (line.find("libcuda.so") == std::string_view::npos)
+    if (line.find("libcuda.so") == std::string_view::npos &&
+        line.find("libnccl.so") == std::string_view::npos)
       return;
     auto entry = parse_maps_line(line);
-    if (entry && is_cuda_driver_library(entry->path))
+    if (entry && (is_cuda_driver_library(entry->path) || is_nccl_library(entry->path)))
       cuda_maps.push_back(std::move(*entry));
   });
   unreadable = !readable;
-  if (!readable || cuda_maps.empty())
+  // NCCL alone (no driver mapped yet) is not a CUDA process.
+  if (!readable || std::none_of(cuda_maps.begin(), cuda_maps.end(), [](const MapsEntry &entry) {
+        return is_cuda_driver_library(entry.path);
+      }))
     return std::nullopt;
   // Vanished between maps and stat: skip, the next scan settles it.
   const auto stat_text = procfs.read(pid, "stat");
@@ -127,7 +131,8 @@ DiscoveryResult discover_cuda_processes(const ProcFs &procfs, const std::vector<
           id,
           CudaLibrary{id, entry.path,
                       entry.deleted ? procfs.mapped_file_path(pid, entry.start, entry.end).string()
-                                    : procfs.path_in_process_root(pid, entry.path).string()});
+                                    : procfs.path_in_process_root(pid, entry.path).string(),
+                      is_nccl_library(entry.path) ? LibraryKind::nccl : LibraryKind::cuda_driver});
     }
     result.processes.push_back(std::move(*process));
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Finds the processes that map the CUDA driver library and the distinct library files.
+// Finds the processes that map the CUDA driver library and the distinct library files they map:
+// the driver, and NCCL where they use it.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,10 +19,14 @@ struct LibraryId {
   auto operator<=>(const LibraryId &) const = default;
 };
 
+// What a probed file is: the CUDA driver, or NCCL (probed for collectives, docs/nccl.md).
+enum class LibraryKind { cuda_driver, nccl };
+
 struct CudaLibrary {
   LibraryId id;
   std::string path;      // as the first process seen maps it
   std::string open_path; // the same file, reachable from the daemon (through /proc/<pid>/root)
+  LibraryKind kind = LibraryKind::cuda_driver;
 };
 
 struct CudaProcess {

@@ -19,6 +19,7 @@
 #include "common/open_file_limit.h"
 #include "cuda/cuda_api_table.h"
 #include "cuda/entry_instruction.h"
+#include "cuda/nccl_symbols.h"
 #include "cuda/trap_calibration.h"
 // The skeleton holds <bpf/usdt.bpf.h>'s kconfig flag as C's _Bool, which C++ spells bool (g++
 // takes _Bool as an extension, clang++ does not).
@@ -258,8 +259,12 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     return summary;
   }
   std::vector<std::string> names;
-  for (const auto &probe : probed_symbols())
-    names.emplace_back(probe.symbol);
+  if (library.kind == LibraryKind::nccl)
+    for (const auto &probe : nccl_symbols())
+      names.emplace_back(probe.symbol);
+  else
+    for (const auto &probe : probed_symbols())
+      names.emplace_back(probe.symbol);
   const auto offsets = find_symbol_offsets(library.open_path, names);
   if (!offsets.error.empty()) {
     summary.errors = 1;
@@ -280,15 +285,16 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
   };
   // With uprobe_multi links: gathered per (program, direction), attached below.
   std::map<std::pair<bpf_program *, bool>, LinkSites> global_sites;
-  const auto attach_one = [&](bpf_program *program, std::uint64_t offset, nt_api api,
+  // `cookie`: the symbol's nt_api (driver) or nt_nccl_op (NCCL).
+  const auto attach_one = [&](bpf_program *program, std::uint64_t offset, std::uint64_t cookie,
                               bool retprobe) {
     if (multi_links_) {
       auto &sites = global_sites[{program, retprobe}];
       sites.offsets.push_back(offset);
-      sites.cookies.push_back(api);
+      sites.cookies.push_back(cookie);
       return;
     }
-    LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = api, .retprobe = retprobe);
+    LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
     bpf_link *link =
         bpf_program__attach_uprobe_opts(program, -1, library.open_path.c_str(), offset, &options);
     if (!link) {
@@ -310,6 +316,13 @@ AttachSummary CudaTracer::attach(const CudaLibrary &library) {
     else
       attach_one(program, offset, api, false);
   };
+  if (library.kind == LibraryKind::nccl)
+    for (const auto &probe : nccl_symbols())
+      if (const auto found = offsets.found.find(std::string(probe.symbol));
+          found != offsets.found.end()) {
+        attach_one(calls_->progs.nccl_enter, found->second, probe.op, false);
+        attach_one(calls_->progs.nccl_exit, found->second, probe.op, true);
+      }
   const UniqueFd code(::open(library.open_path.c_str(), O_RDONLY | O_CLOEXEC));
   for (const auto &probe : probed_symbols()) {
     const auto found = offsets.found.find(std::string(probe.symbol));

@@ -51,6 +51,15 @@ std::optional<Event> decode_event(std::span<const std::byte> bytes) {
       return std::nullopt;
     return event;
   }
+  if (kind == NT_EVENT_NCCL) {
+    if (bytes.size() != sizeof(nt_nccl_event))
+      return std::nullopt;
+    nt_nccl_event event;
+    std::memcpy(&event, bytes.data(), sizeof event);
+    if (event.op == NT_NCCL_NONE || event.op >= NT_NCCL_OP_MAX)
+      return std::nullopt;
+    return event;
+  }
   return std::nullopt;
 }
 

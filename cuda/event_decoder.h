@@ -38,7 +38,7 @@ struct NameEvent {
   std::string name; // mangled, as the process passed it
 };
 
-using Event = std::variant<nt_call_event, NameEvent, nt_block_event>;
+using Event = std::variant<nt_call_event, NameEvent, nt_block_event, nt_nccl_event>;
 
 std::optional<Event> decode_event(std::span<const std::byte> bytes);
 

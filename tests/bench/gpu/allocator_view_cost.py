@@ -184,7 +184,7 @@ def main():
             status = post(f"/api/v1/processes/{pid}/allocator")
             result = json.loads(work.stdout.readline())
             work.wait(timeout=60)
-            opened = {l.get("reason"): v for n, l, v in parse_prometheus(
+            views_opened = {l.get("reason"): v for n, l, v in parse_prometheus(
                 fetch(f"http://127.0.0.1:{PORT}/metrics"))
                 if n == "neutracer_allocator_views_opened_total"}
         finally:
@@ -215,7 +215,8 @@ def main():
     lines = [f"# Allocator view cost ({args.workload} step, one process: closed, open, closed)",
              "",
              f"POST answered {status}; view open {args.open_for} s from {open_from:.1f} s; "
-             f"views opened by reason: {opened} (growth must be 0: one view, the asked one)", "",
+             f"views opened by reason: {views_opened} (growth must be 0: one view, the asked one)",
+             "",
              "| phase | seconds | median step (ms) |", "|---|---|---|",
              f"| closed | {len(closed)} | {statistics.median(closed) * 1e3:.3f} |",
              f"| open | {len(opened)} | {statistics.median(opened) * 1e3:.3f} |", "",

@@ -179,6 +179,17 @@ TEST(IsCudaDriverLibrary, AcceptsDriverNames) {
   EXPECT_TRUE(is_cuda_driver_library("/opt/dir with space/libcuda.so"));
 }
 
+TEST(IsNcclLibrary, AcceptsNcclWhereverItLies) {
+  EXPECT_TRUE(is_nccl_library(
+      "/opt/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"));
+  EXPECT_TRUE(is_nccl_library("/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.9"));
+  EXPECT_TRUE(is_nccl_library("libnccl.so"));
+  EXPECT_FALSE(is_nccl_library("libnccl-net.so"));
+  EXPECT_FALSE(is_nccl_library("libnccl_static.a"));
+  EXPECT_FALSE(is_nccl_library("libnccl.so.2.bak"));
+  EXPECT_FALSE(is_nccl_library("libcuda.so.1"));
+}
+
 TEST(IsCudaDriverLibrary, RejectsOtherLibraries) {
   EXPECT_FALSE(is_cuda_driver_library("libcudart.so.12"));
   EXPECT_FALSE(is_cuda_driver_library("/usr/local/cuda/lib64/libcudart.so.12.4.127"));

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "nccl/communicators.h"
+
+#include <cstdio>
+
+namespace neutracer {
+namespace {
+
+// splitmix64's finaliser: every input bit moves every output bit.
+std::uint64_t mix(std::uint64_t value) {
+  value ^= value >> 30;
+  value *= 0xbf58476d1ce4e5b9ULL;
+  value ^= value >> 27;
+  value *= 0x94d049bb133111ebULL;
+  return value ^ (value >> 31);
+}
+
+std::string hex_id(char prefix, std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%c%llx", prefix, static_cast<unsigned long long>(value));
+  return text;
+}
+
+constexpr std::uint32_t kNcclInProgress = 7;
+
+} // namespace
+
+std::string nccl_communicator_id(std::uint64_t key) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08llx",
+                static_cast<unsigned long long>(mix(key) & 0xffffffffULL));
+  return text;
+}
+
+NcclCommunicators::NcclCommunicators(NcclCommunicatorsSettings settings) : settings_(settings) {}
+
+NcclCommunicator *NcclCommunicators::find_or_add(std::map<std::uint64_t, NcclCommunicator> &comms,
+                                                 std::uint64_t handle) {
+  if (const auto found = comms.find(handle); found != comms.end())
+    return &found->second;
+  if (comms.size() >= settings_.max_communicators_per_process)
+    return nullptr;
+  return &comms[handle];
+}
+
+void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &event) {
+  const auto op = static_cast<nt_nccl_op>(event.op);
+  auto &comms = processes_[process];
+  switch (op) {
+  case NT_NCCL_COMM_INIT_RANK:
+  case NT_NCCL_COMM_INIT_RANK_CONFIG:
+  case NT_NCCL_COMM_INIT_RANK_SCALABLE:
+  case NT_NCCL_COMM_SPLIT: {
+    // ncclInProgress (7): a non-blocking init, its handle already written.
+    if ((event.result != 0 && event.result != kNcclInProgress) || event.comm == 0)
+      return;
+    std::uint64_t key = event.comm_key;
+    bool joinable = true;
+    int nranks = event.nranks;
+    int rank = event.rank;
+    if (op == NT_NCCL_COMM_SPLIT) {
+      // Ranks of the parent with the same color (in `rank`) make one new communicator; its rank
+      // and size are NCCL's to decide, and unknown here.
+      const auto parent = comms.find(event.comm_key);
+      joinable = parent != comms.end() && parent->second.joinable;
+      key = joinable ? mix(parent->second.key ^ mix(static_cast<std::uint32_t>(event.rank))) : 0;
+      nranks = -1;
+      rank = -1;
+    }
+    comms.erase(event.comm); // a handle reused after a destroy we did not see
+    auto *comm = find_or_add(comms, event.comm);
+    if (!comm) {
+      ++untracked_calls_;
+      return;
+    }
+    comm->id = joinable ? nccl_communicator_id(key) : hex_id('h', event.comm);
+    comm->key = key;
+    comm->joinable = joinable;
+    comm->rank = rank;
+    comm->nranks = nranks;
+    return;
+  }
+  case NT_NCCL_COMM_DESTROY:
+  case NT_NCCL_COMM_ABORT:
+    comms.erase(event.comm);
+    return;
+  default:
+    break;
+  }
+  if (!is_nccl_transfer(op))
+    return;
+  auto *comm = find_or_add(comms, event.comm);
+  if (!comm) {
+    ++untracked_calls_;
+    return;
+  }
+  if (comm->id.empty())
+    comm->id = hex_id('h', event.comm);
+  const auto index = nccl_transfer_index(op);
+  ++comm->calls[index];
+  if (event.result != 0)
+    ++comm->failed[index];
+  comm->bytes[index] += event.count * nccl_datatype_bytes(event.datatype).value_or(0);
+  if (event.exit_ns > event.enter_ns)
+    comm->enqueue_seconds += static_cast<double>(event.exit_ns - event.enter_ns) / 1e9;
+  if (!is_nccl_collective(op))
+    return;
+  ++comm->collectives;
+  comm->arrivals.push_back(event.enter_ns);
+  while (comm->arrivals.size() > settings_.arrivals_kept)
+    comm->arrivals.pop_front();
+  comm->last_op = op;
+  comm->last_stack = event.stack_id;
+  comm->last_python_stack = event.python_stack;
+  comm->last_call_ns = event.enter_ns;
+}
+
+void NcclCommunicators::forget(const ProcessId &process) { processes_.erase(process); }
+
+std::map<std::string, std::vector<NcclRank>> joined_communicators(const NcclCommunicators &all) {
+  std::map<std::string, std::vector<NcclRank>> joined;
+  for (const auto &[process, comms] : all.processes())
+    for (const auto &[handle, comm] : comms)
+      if (comm.joinable)
+        joined[comm.id].push_back({process, &comm});
+  return joined;
+}
+
+} // namespace neutracer
