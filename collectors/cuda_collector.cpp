@@ -55,6 +55,7 @@ CudaCollectorSettings cuda_collector_settings(const Config &config) {
   settings.series = SeriesSettings{config.metrics.process_histograms};
   settings.kubernetes_log_dir = config.kubernetes.log_dir;
   settings.max_connections = config.web.max_connections;
+  settings.nccl = config.nccl.enabled;
   return settings;
 }
 
@@ -98,6 +99,9 @@ DiscoveryResult CudaCollector::discover() {
   // The daemon maps libcuda itself once NVML is loaded: it never traces itself.
   std::erase_if(discovery.processes,
                 [self = static_cast<int>(getpid())](const auto &p) { return p.id.pid == self; });
+  if (!settings_.nccl)
+    std::erase_if(discovery.libraries,
+                  [](const CudaLibrary &library) { return library.kind == LibraryKind::nccl; });
   pod_names_.resolve(discovery.processes);
   docker_names_.resolve(discovery.processes);
   return discovery;

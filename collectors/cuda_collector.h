@@ -43,8 +43,9 @@ struct CudaCollectorSettings {
   SeriesSettings series;
   std::string kubernetes_log_dir;
   std::size_t max_connections = 0; // of the HTTP server: a bound on its descriptors
+  bool nccl = true;                 // probe the NCCL libraries traced processes map
 };
-// The config's cuda.*, metrics.*, kubernetes.* and web.max_connections keys.
+// The config's cuda.*, metrics.*, kubernetes.*, web.max_connections and nccl.enabled keys.
 CudaCollectorSettings cuda_collector_settings(const Config &config);
 // The tracer's: map and ring buffer sizes, stacks.*, and whether launch probes go per process.
 TracerSettings cuda_tracer_settings(const Config &config);

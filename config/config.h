@@ -171,6 +171,20 @@ struct Config {
     bool operator==(const Allocator &) const = default;
   } allocator;
 
+  struct Nccl {
+    // Probe libnccl's collectives and communicator calls in traced processes (docs/nccl.md).
+    bool enabled = true;
+    // A collective hang: ranks on this node disagree on how many collectives they called, and
+    // none called one for this long.
+    std::chrono::milliseconds hang_after{30'000};
+    // The straggler is judged over the collectives of this window.
+    std::chrono::milliseconds straggler_window{30'000};
+    // Ranks within this mean wait per collective are in step: no straggler is named.
+    std::chrono::milliseconds straggler_min_wait{5};
+
+    bool operator==(const Nccl &) const = default;
+  } nccl;
+
   // Lets callers (tests, a future reload) compare whole configurations.
   bool operator==(const Config &) const = default;
 };

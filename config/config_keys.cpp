@@ -554,6 +554,26 @@ std::vector<ConfigKey> make_keys() {
       "A tensor block of this many bytes or more is always recorded with its stack, a smaller "
       "one with probability bytes / sample_bytes (standing for sample_bytes). Range 4 KiB..1 "
       "GiB."));
+
+  add(key(
+      "nccl.enabled", [](auto &c) -> auto & { return c.nccl.enabled; }, any_value,
+      "Probe NCCL (libnccl.so, wherever a traced process maps it) for collectives per "
+      "communicator and rank, collective hangs and stragglers (true or false)."));
+  add(key(
+      "nccl.hang_after", [](auto &c) -> auto & { return c.nccl.hang_after; },
+      check_nccl_hang_after,
+      "A collective hang: a communicator's ranks on this node disagree on how many collectives "
+      "they called, and none called one for this long. Range 5s..1h."));
+  add(key(
+      "nccl.straggler_window", [](auto &c) -> auto & { return c.nccl.straggler_window; },
+      check_nccl_straggler_window,
+      "The straggler (the rank the others wait for at collectives) is judged over the "
+      "collectives of this window. Range 5s..30m."));
+  add(key(
+      "nccl.straggler_min_wait", [](auto &c) -> auto & { return c.nccl.straggler_min_wait; },
+      check_nccl_straggler_min_wait,
+      "Ranks whose mean wait per collective stays below this are in step: no straggler is "
+      "named. Range 1ms..10s."));
   return keys;
 }
 
@@ -583,6 +603,8 @@ std::vector<ConfigSection> make_sections() {
                      "nvml)."},
       {"allocator", "PyTorch's allocator view (docs/allocator-view.md): which tensors stay "
                     "live, and from which lines, behind PyTorch's caching allocator."},
+      {"nccl", "NCCL collectives of distributed jobs (docs/nccl.md): per communicator and rank, "
+               "with collective hangs and stragglers among the ranks on this node."},
       {"stacks", "Call sites: where allocations, failed allocations, synchronisations and "
                  "sampled kernel launches come from, as native call stacks walked by the kernel "
                  "through frame pointers and named from the ELF symbols of the process's files. "

@@ -132,6 +132,15 @@ Problem check_allocator_max_views(std::uint64_t value) { return check_range(valu
 Problem check_allocator_sample_bytes(std::uint64_t value) {
   return check_range(value, 4096, 1ull << 30);
 }
+Problem check_nccl_hang_after(milliseconds value) {
+  return check_duration_range(value, std::chrono::seconds(5), std::chrono::hours(1));
+}
+Problem check_nccl_straggler_window(milliseconds value) {
+  return check_duration_range(value, std::chrono::seconds(5), std::chrono::minutes(30));
+}
+Problem check_nccl_straggler_min_wait(milliseconds value) {
+  return check_duration_range(value, std::chrono::milliseconds(1), std::chrono::seconds(10));
+}
 Problem check_leak_windows(std::uint64_t value) { return check_range(value, 2, 1000); }
 Problem check_fast_leak_windows(std::uint64_t value) {
   if (value == 0)

@@ -13,11 +13,13 @@ DaemonCollectors::DaemonCollectors(const Config &config, const CollectorSources 
       gpu_health_(gpu_health_settings(config), cuda_, nvml_.get(), journal_),
       allocator_(allocator_collector_settings(config), sources.cuda, cuda_,
                  call_sites_.recorder()),
+      nccl_(nccl_collector_settings(config), cuda_, call_sites_.recorder(), journal_),
       detectors_(detector_settings(config), cuda_, os_, nvml_.get(), call_sites_.recorder(),
                  journal_, &allocator_),
       bpf_maps_(sources.os, cuda_) {
   cuda_.use_journal(journal_);
   cuda_.use_block_sink(allocator_);
+  cuda_.use_nccl_sink(nccl_);
   if (nvml_)
     cuda_.use_gpu_saturation([this](int pid) { return nvml_->saturated(pid); });
 }
@@ -26,7 +28,8 @@ std::vector<Collector *> DaemonCollectors::in_order() {
   std::vector<Collector *> list{&cuda_};
   if (nvml_)
     list.push_back(nvml_.get());
-  list.insert(list.end(), {&os_, &gpu_health_, &allocator_, &detectors_, &call_sites_, &bpf_maps_});
+  list.insert(list.end(),
+              {&os_, &gpu_health_, &allocator_, &nccl_, &detectors_, &call_sites_, &bpf_maps_});
   return list;
 }
 

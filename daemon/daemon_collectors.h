@@ -13,6 +13,7 @@
 #include "collectors/cuda_collector.h"
 #include "collectors/detector_collector.h"
 #include "collectors/gpu_health_collector.h"
+#include "collectors/nccl_collector.h"
 #include "collectors/nvml_collector.h"
 #include "collectors/os_collector.h"
 #include "config/config.h"
@@ -38,6 +39,7 @@ public:
   std::vector<Collector *> in_order();
   CudaCollector &cuda() { return cuda_; }
   AllocatorCollector &allocator() { return allocator_; }
+  NcclCollector &nccl() { return nccl_; }
 
 private:
   CountedJournal journal_;
@@ -47,6 +49,7 @@ private:
   OsCollector os_;
   GpuHealthCollector gpu_health_;
   AllocatorCollector allocator_;
+  NcclCollector nccl_;
   DetectorCollector detectors_;
   BpfMapsCollector bpf_maps_;
 };

@@ -41,6 +41,8 @@ public:
       sink(std::as_bytes(std::span(&event, 1)));
     for (const auto &event : std::exchange(block_events, {}))
       sink(std::as_bytes(std::span(&event, 1)));
+    for (const auto &event : std::exchange(nccl_events, {}))
+      sink(std::as_bytes(std::span(&event, 1)));
   }
   std::vector<LaunchCount> read_launch_counts() const override { return launches; }
   std::string attach_allocator_probes(int pid, const std::string &path) override {
@@ -108,6 +110,7 @@ public:
   std::vector<LaunchCount> launches;
   std::vector<nt_call_event> events; // delivered at the next poll
   std::vector<nt_block_event> block_events; // delivered at the next poll, after `events`
+  std::vector<nt_nccl_event> nccl_events;   // delivered at the next poll, after those
   std::map<int, std::string> allocator_attached; // pid -> library path
   std::string allocator_error;                   // what attach_allocator_probes answers
   int allocator_detaches = 0;

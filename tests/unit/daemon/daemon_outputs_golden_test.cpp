@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "call_event.h"
+#include "nccl_event.h"
 #include "exposition/text_sink.h"
 #include "fake_cuda_tracing.h"
 #include "golden_file.h"
@@ -37,7 +38,8 @@ bool time_dependent(const std::string &family) {
   static const std::set<std::string> kFamilies = {
       "neutracer_scan_duration_seconds", "neutracer_collector_duration_seconds",
       "neutracer_cuda_sync_in_progress_seconds",
-      "neutracer_cuda_memcpy_throughput_bytes_per_second"};
+      "neutracer_cuda_memcpy_throughput_bytes_per_second",
+      "neutracer_nccl_seconds_since_last_collective"};
   return kFamilies.contains(family);
 }
 
@@ -102,6 +104,23 @@ protected:
     tracing_.events = {kept, failed,
                        test::call_event(NT_API_MEMCPY_HTOD, 200, start_200, {0x7e00000, 0, 4096}),
                        test::call_event(NT_API_STREAM_SYNCHRONIZE, 200, start_200, {0})};
+    // Processes 100 and 200 are ranks 0 and 1 of one communicator; rank 0 called one more
+    // all-reduce than rank 1, long ago: a collective hang.
+    for (const auto &[pid, start, handle, rank] :
+         {std::tuple{100u, start_100, 0xc100ull, 0}, std::tuple{200u, start_200, 0xc200ull, 1}}) {
+      auto init = test::nccl_init(handle, 0x5eed, rank, 2);
+      init.tgid = pid;
+      init.proc_start_ns = start;
+      tracing_.nccl_events.push_back(init);
+      for (int k = 0; k < 3 - rank; ++k) {
+        auto call = test::nccl_call(NT_NCCL_ALL_REDUCE, handle, 1024, 7,
+                                    1'000'000'000ull * static_cast<std::uint64_t>(k + 1));
+        call.tgid = pid;
+        call.proc_start_ns = start;
+        call.stack_id = NT_NO_STACK;
+        tracing_.nccl_events.push_back(call);
+      }
+    }
     tracing_.launches = {{100, start_100, NT_API_LAUNCH_KERNEL, 0xabc, 42, 0},
                          {200, start_200, NT_API_GRAPH_LAUNCH, 0xdef, 3, 0}};
     std::ofstream(proc_.root() / "kmsg") << "4,1,100,-;NVRM: Xid (PCI:0000:65:00): 79, old\n";
@@ -159,7 +178,7 @@ TEST_F(FixtureHost, EachCollectorsSeriesMatchItsGolden) {
                                     ".prom",
                                 normalized_metrics(text));
   }
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 9u);
 }
 
 } // namespace

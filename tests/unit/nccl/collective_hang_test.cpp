@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nccl_test_events.h"
+#include "nccl_event.h"
 
 namespace neutracer {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "nccl_test_events.h"
+#include "nccl_event.h"
 
 namespace neutracer {
 namespace {
