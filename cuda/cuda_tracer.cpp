@@ -172,9 +172,10 @@ void CudaTracer::load(const TracerSettings &settings) {
       [&](cuda_calls *skeleton) {
         bpf_map__set_max_entries(skeleton->maps.events, settings.ring_buffer_bytes);
         skeleton->rodata->allocator_sample_bytes = settings.allocator_sample_bytes;
-        for (bpf_program *program : {skeleton->progs.call_enter, skeleton->progs.call_exit,
-                                     skeleton->progs.name_exit, skeleton->progs.context_set,
-                                     skeleton->progs.context_push, skeleton->progs.context_pop})
+        for (bpf_program *program :
+             {skeleton->progs.call_enter, skeleton->progs.call_exit, skeleton->progs.name_exit,
+              skeleton->progs.context_set, skeleton->progs.context_push,
+              skeleton->progs.context_pop, skeleton->progs.nccl_enter, skeleton->progs.nccl_exit})
           multi(program);
         if (multi_links_) {
           multi(skeleton->progs.sampled_call_enter);
