@@ -116,7 +116,13 @@ GPU_FAMILY_PREFIXES = ("neutracer_gpu_",)
 # NVML families: device-wide figures, without namespace/pod labels.
 NVML_PREFIXES = ("neutracer_gpu_", "neutracer_nvml_")
 # Families with namespace/pod labels besides the per-process ones.
-POD_LABELLED_FAMILIES = {"neutracer_container_info"}
+POD_LABELLED_FAMILIES = {
+    "neutracer_container_info",
+    # NCCL's per-rank series carry their process's labels (docs/nccl.md).
+    "neutracer_nccl_collectives_total", "neutracer_nccl_collective_bytes_total",
+    "neutracer_nccl_failed_calls_total", "neutracer_nccl_enqueue_seconds_total",
+    "neutracer_nccl_seconds_since_last_collective", "neutracer_nccl_rank_waiting",
+    "neutracer_nccl_straggler", "neutracer_nccl_straggler_wait_share"}
 POD_LABELS = ("namespace", "pod")
 # Variables for labels that some series lack: All must match the absent label too.
 OPTIONAL_LABEL_VARIABLES = ("gpu", "namespace", "pod")
