@@ -157,22 +157,13 @@ int nccl_exit(struct pt_regs *ctx)
 	event->op = key.api;
 	event->tgid = key.pid_tgid >> 32;
 	event->tid = (__u32)key.pid_tgid;
-	event->proc_start_ns = call->proc_start_ns;
-	event->enter_ns = call->enter_ns;
 	event->exit_ns = bpf_ktime_get_ns();
 	event->result = (__u32)PT_REGS_RC(ctx);
-	event->datatype = call->datatype;
-	event->comm = call->comm;
+	event->pad = 0;
+	event->call = *call;
 	/* A new communicator is known once the call wrote it. */
 	if (call->comm_out && event->result == 0)
-		event->comm = read_user_u64(call->comm_out);
-	event->count = call->count;
-	event->rank = call->rank;
-	event->nranks = call->nranks;
-	event->comm_key = call->comm_key;
-	event->stack_id = call->stack_id;
-	event->pad = 0;
-	event->python_stack = call->python_stack;
+		event->call.comm = read_user_u64(call->comm_out);
 	bpf_map_delete_elem(&nccl_inflight, &key);
 	bpf_ringbuf_submit(event, 0);
 	return 0;

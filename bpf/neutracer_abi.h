@@ -307,6 +307,29 @@ enum nt_nccl_op {
 	NT_NCCL_OP_MAX,
 };
 
+/* An NCCL call between its entry and its return, per thread; sent whole with its result. */
+struct nt_nccl_inflight {
+	nt_u64 proc_start_ns;
+	nt_u64 enter_ns;
+	nt_u64 comm;  /* ncclComm_t: the call's communicator; init and split: the new one */
+	nt_u64 count; /* elements (collectives, send/recv) */
+	nt_u64 comm_out; /* init and split, at entry: where the new ncclComm_t is written */
+	/*
+	 * Init: the first 16 bytes of the ncclUniqueId folded into one word, the same in every
+	 * rank of the communicator; split: the parent communicator. Else 0.
+	 */
+	nt_u64 comm_key;
+	nt_u64 python_stack; /* collectives: the caller's Python stack (python_stacks key), 0 if none */
+	nt_u32 datatype;     /* ncclDataType_t (collectives, send/recv) */
+	/*
+	 * Init: the rank (scalable: myrank) and nranks; split: color in `rank`, nranks -1;
+	 * broadcast/reduce: the root in `rank`; send/recv: the peer in `rank`; else -1.
+	 */
+	nt_s32 rank;
+	nt_s32 nranks;
+	nt_s32 stack_id; /* collectives: the calling thread's stack at entry; else NT_NO_STACK */
+};
+
 /*
  * One NCCL call, sent at its return. A collective is enqueued on its stream when the call
  * returns: the times are the host's arrival and enqueue, not the GPU's completion.
@@ -316,42 +339,10 @@ struct nt_nccl_event {
 	nt_u32 op;   /* enum nt_nccl_op */
 	nt_u32 tgid;
 	nt_u32 tid;
-	nt_u64 proc_start_ns;
-	nt_u64 enter_ns;
 	nt_u64 exit_ns;
-	nt_u32 result;   /* ncclResult_t */
-	nt_u32 datatype; /* ncclDataType_t (collectives, send/recv) */
-	nt_u64 comm;     /* ncclComm_t: the call's communicator; init and split: the new one */
-	nt_u64 count;    /* elements (collectives, send/recv) */
-	/*
-	 * Init: the rank (scalable: myrank) and nranks; split: color in `rank`, nranks -1;
-	 * broadcast/reduce: the root in `rank`; send/recv: the peer in `rank`; else -1.
-	 */
-	nt_s32 rank;
-	nt_s32 nranks;
-	/*
-	 * Init: the first 16 bytes of the ncclUniqueId folded into one word, the same in every
-	 * rank of the communicator; split: the parent communicator. Else 0.
-	 */
-	nt_u64 comm_key;
-	nt_s32 stack_id; /* collectives: the calling thread's stack at entry; else NT_NO_STACK */
+	nt_u32 result; /* ncclResult_t */
 	nt_u32 pad;
-	nt_u64 python_stack; /* collectives: its Python stack (python_stacks key), 0 if none */
-};
-
-/* An NCCL call between its entry and its return, per thread. */
-struct nt_nccl_inflight {
-	nt_u64 proc_start_ns;
-	nt_u64 enter_ns;
-	nt_u64 comm;
-	nt_u64 count;
-	nt_u64 comm_out; /* init and split: where the new ncclComm_t is written */
-	nt_u64 comm_key;
-	nt_u64 python_stack;
-	nt_u32 datatype;
-	nt_s32 rank;
-	nt_s32 nranks;
-	nt_s32 stack_id;
+	struct nt_nccl_inflight call; /* comm: the new communicator once an init or split wrote it */
 };
 
 /* Per-CPU counters of things the BPF side had to drop. */

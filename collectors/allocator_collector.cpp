@@ -16,13 +16,10 @@ constexpr std::size_t kProbeCacheFiles = 64;
 } // namespace
 
 AllocatorCollectorSettings allocator_collector_settings(const Config &config) {
-  const auto seconds = [](std::chrono::milliseconds d) {
-    return std::chrono::duration<double>(d).count();
-  };
   AllocatorCollectorSettings settings;
   settings.enabled = config.allocator.enabled;
-  settings.investigations.open_seconds = seconds(config.allocator.view_duration);
-  settings.investigations.cooldown_seconds = seconds(config.allocator.cooldown);
+  settings.investigations.open_seconds = in_seconds(config.allocator.view_duration);
+  settings.investigations.cooldown_seconds = in_seconds(config.allocator.cooldown);
   settings.investigations.max_open = config.allocator.max_views;
   settings.proc_root = config.proc_root;
   return settings;

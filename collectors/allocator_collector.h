@@ -19,7 +19,7 @@
 #include "collectors/cuda_collector.h"
 #include "common/proc_parsers.h"
 #include "common/procfs.h"
-#include "cuda/block_event_sink.h"
+#include "cuda/event_sinks.h"
 #include "cuda/cuda_tracing.h"
 #include "exporters/allocator_metrics.h"
 #include "stacks/site_recorder.h"

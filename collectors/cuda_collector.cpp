@@ -42,8 +42,7 @@ CudaCollectorSettings cuda_collector_settings(const Config &config) {
   CudaCollectorSettings settings;
   settings.proc_root = config.proc_root;
   settings.max_kernels_per_process = config.cuda.max_kernels_per_process;
-  settings.throughput_window_seconds =
-      std::chrono::duration<double>(config.cuda.throughput_window).count();
+  settings.throughput_window_seconds = in_seconds(config.cuda.throughput_window);
   auto &launches = settings.launches;
   launches.mode = config.cuda.launch_counting;
   for (const auto &[pattern, mode] : config.cuda.launch_rules)
@@ -176,7 +175,7 @@ void CudaCollector::drain_events(std::chrono::milliseconds timeout) {
       }
       if (const auto *call = std::get_if<nt_nccl_event>(&*event)) {
         if (nccl_sink_)
-          nccl_sink_->nccl_call(state_.process_id(call->tgid, call->proc_start_ns), *call);
+          nccl_sink_->nccl_call(state_.process_id(call->tgid, call->call.proc_start_ns), *call);
         return;
       }
       state_.apply(*event);

@@ -11,30 +11,22 @@
 #include "exporters/api_json.h"
 
 namespace neutracer {
-namespace {
-
-double seconds(std::chrono::milliseconds duration) {
-  return std::chrono::duration<double>(duration).count();
-}
-
-} // namespace
-
 DetectorSettings detector_settings(const Config &config) {
   const auto &d = config.detectors;
   DetectorSettings settings;
-  settings.leak.window_seconds = seconds(d.leak_window);
+  settings.leak.window_seconds = in_seconds(d.leak_window);
   settings.leak.windows = static_cast<int>(d.leak_windows);
   settings.leak.min_growth_bytes = d.leak_min_growth_bytes;
-  settings.leak.fast_window_seconds = seconds(d.leak_fast_window);
+  settings.leak.fast_window_seconds = in_seconds(d.leak_fast_window);
   settings.leak.fast_windows = static_cast<int>(d.leak_fast_windows);
   settings.leak.fast_min_growth_bytes = d.leak_fast_min_growth_bytes;
   settings.leak.high_water_step_bytes = d.leak_sample_step_bytes;
   settings.leak.probability_threshold = d.leak_probability;
-  settings.hang.call_seconds = seconds(d.hang_call_threshold);
-  settings.hang.stalled_launch_seconds = seconds(d.hang_stalled_launches);
+  settings.hang.call_seconds = in_seconds(d.hang_call_threshold);
+  settings.hang.stalled_launch_seconds = in_seconds(d.hang_stalled_launches);
   settings.fragmentation.storm_retries = d.retry_storm_retries;
-  settings.fragmentation.storm_window_seconds = seconds(d.retry_storm_window);
-  settings.gate.cooldown_seconds = seconds(config.alerts.cooldown);
+  settings.fragmentation.storm_window_seconds = in_seconds(d.retry_storm_window);
+  settings.gate.cooldown_seconds = in_seconds(config.alerts.cooldown);
   settings.gate.max_alerts_per_minute = config.alerts.max_per_minute;
   return settings;
 }

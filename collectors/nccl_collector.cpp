@@ -14,14 +14,11 @@
 namespace neutracer {
 
 NcclCollectorSettings nccl_collector_settings(const Config &config) {
-  const auto seconds = [](std::chrono::milliseconds d) {
-    return std::chrono::duration<double>(d).count();
-  };
   NcclCollectorSettings settings;
   settings.enabled = config.nccl.enabled;
-  settings.hang.stall_seconds = seconds(config.nccl.hang_after);
-  settings.straggler.window_seconds = seconds(config.nccl.straggler_window);
-  settings.straggler.min_mean_wait_seconds = seconds(config.nccl.straggler_min_wait);
+  settings.hang.stall_seconds = in_seconds(config.nccl.hang_after);
+  settings.straggler.window_seconds = in_seconds(config.nccl.straggler_window);
+  settings.straggler.min_mean_wait_seconds = in_seconds(config.nccl.straggler_min_wait);
   return settings;
 }
 
@@ -33,12 +30,12 @@ void NcclCollector::nccl_call(const ProcessId &id, const nt_nccl_event &event) {
   communicators_.apply(id, event);
   const auto op = static_cast<nt_nccl_op>(event.op);
   if (op == NT_NCCL_COMM_DESTROY || op == NT_NCCL_COMM_ABORT)
-    last_sites_.erase({id, event.comm});
+    last_sites_.erase({id, event.call.comm});
   // A collective's site, kept while its stack can still be read (the process runs now).
-  if (sites_ && is_nccl_collective(op) && event.stack_id != NT_NO_STACK) {
-    const auto site = sites_->block_site(id, event.stack_id, event.python_stack);
+  if (sites_ && is_nccl_collective(op) && event.call.stack_id != NT_NO_STACK) {
+    const auto site = sites_->block_site(id, event.call.stack_id, event.call.python_stack);
     if (site >= 0)
-      last_sites_[{id, event.comm}] = site;
+      last_sites_[{id, event.call.comm}] = site;
   }
 }
 

@@ -12,7 +12,7 @@
 #include "collectors/collector.h"
 #include "collectors/counted_journal.h"
 #include "collectors/cuda_collector.h"
-#include "cuda/nccl_event_sink.h"
+#include "cuda/event_sinks.h"
 #include "nccl/communicators.h"
 #include "nccl/nccl_findings.h"
 #include "stacks/site_recorder.h"

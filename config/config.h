@@ -189,6 +189,11 @@ struct Config {
   bool operator==(const Config &) const = default;
 };
 
+// A duration key as the seconds the collectors' settings hold.
+inline double in_seconds(std::chrono::milliseconds duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
 // A configuration problem; `what` is the whole message shown to the user
 // (e.g. "/etc/neutracerd/neutracerd.yaml:3: unknown key 'listn'").
 struct ConfigError {

@@ -537,12 +537,12 @@ std::vector<ConfigKey> make_keys() {
       "lines whose tensors stay live (true or false)."));
   add(key(
       "allocator.view_duration", [](auto &c) -> auto & { return c.allocator.view_duration; },
-      check_allocator_view_duration,
+      duration_within(std::chrono::seconds(10), std::chrono::hours(1)),
       "How long a view stays open; its probes cost each tensor allocation and free about 2 us "
       "(BENCHMARKS.md \"Allocator view\"). Range 10s..1h."));
   add(key(
       "allocator.cooldown", [](auto &c) -> auto & { return c.allocator.cooldown; },
-      check_allocator_cooldown,
+      duration_within(std::chrono::seconds(0), std::chrono::hours(24)),
       "After a view closed without finding live tensor bytes rising, growth may open it again "
       "only after this. Range 0s..24h."));
   add(key(
@@ -561,17 +561,17 @@ std::vector<ConfigKey> make_keys() {
       "communicator and rank, collective hangs and stragglers (true or false)."));
   add(key(
       "nccl.hang_after", [](auto &c) -> auto & { return c.nccl.hang_after; },
-      check_nccl_hang_after,
+      duration_within(std::chrono::seconds(5), std::chrono::hours(1)),
       "A collective hang: a communicator's ranks on this node disagree on how many collectives "
       "they called, and none called one for this long. Range 5s..1h."));
   add(key(
       "nccl.straggler_window", [](auto &c) -> auto & { return c.nccl.straggler_window; },
-      check_nccl_straggler_window,
+      duration_within(std::chrono::seconds(5), std::chrono::minutes(30)),
       "The straggler (the rank the others wait for at collectives) is judged over the "
       "collectives of this window. Range 5s..30m."));
   add(key(
       "nccl.straggler_min_wait", [](auto &c) -> auto & { return c.nccl.straggler_min_wait; },
-      check_nccl_straggler_min_wait,
+      duration_within(std::chrono::milliseconds(1), std::chrono::seconds(10)),
       "Ranks whose mean wait per collective stays below this are in step: no straggler is "
       "named. Range 1ms..10s."));
   return keys;

@@ -59,13 +59,13 @@ Problem check_range(std::uint64_t value, std::uint64_t min, std::uint64_t max) {
   return std::nullopt;
 }
 
+} // namespace
+
 Problem check_duration_range(milliseconds value, milliseconds min, milliseconds max) {
   if (value < min || value > max)
     return "must be between " + format_duration(min) + " and " + format_duration(max);
   return std::nullopt;
 }
-
-} // namespace
 
 Problem check_max_kernels(std::uint64_t value) {
   return check_range(value, kMinMaxKernels, kMaxMaxKernels);
@@ -122,25 +122,11 @@ constexpr milliseconds kMaxDetectorDuration{24 * 3600 * 1000};
 Problem check_detector_duration(milliseconds value) {
   return check_duration_range(value, kMinDetectorDuration, kMaxDetectorDuration);
 }
-Problem check_allocator_view_duration(milliseconds value) {
-  return check_duration_range(value, std::chrono::seconds(10), std::chrono::hours(1));
-}
-Problem check_allocator_cooldown(milliseconds value) {
-  return check_duration_range(value, std::chrono::seconds(0), std::chrono::hours(24));
-}
 Problem check_allocator_max_views(std::uint64_t value) { return check_range(value, 1, 64); }
 Problem check_allocator_sample_bytes(std::uint64_t value) {
   return check_range(value, 4096, 1ull << 30);
 }
-Problem check_nccl_hang_after(milliseconds value) {
-  return check_duration_range(value, std::chrono::seconds(5), std::chrono::hours(1));
-}
-Problem check_nccl_straggler_window(milliseconds value) {
-  return check_duration_range(value, std::chrono::seconds(5), std::chrono::minutes(30));
-}
-Problem check_nccl_straggler_min_wait(milliseconds value) {
-  return check_duration_range(value, std::chrono::milliseconds(1), std::chrono::seconds(10));
-}
+
 Problem check_leak_windows(std::uint64_t value) { return check_range(value, 2, 1000); }
 Problem check_fast_leak_windows(std::uint64_t value) {
   if (value == 0)

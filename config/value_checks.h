@@ -12,6 +12,15 @@
 
 namespace neutracer {
 
+// A duration from `min` to `max`, both included.
+Problem check_duration_range(std::chrono::milliseconds value, std::chrono::milliseconds min,
+                             std::chrono::milliseconds max);
+// That check for one range, as a key's check.
+inline auto duration_within(std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  return
+      [min, max](std::chrono::milliseconds value) { return check_duration_range(value, min, max); };
+}
+
 // Connections beyond the admitted requests, kept to answer refusals (503, 429, 401, 400).
 inline constexpr std::uint32_t kSpareConnections = 8;
 
@@ -36,13 +45,8 @@ Problem check_probability(double value);
 Problem check_storm_retries(std::uint64_t value);
 Problem check_alert_cooldown(std::chrono::milliseconds value);
 Problem check_alerts_per_minute(std::uint64_t value);
-Problem check_allocator_view_duration(std::chrono::milliseconds value);
-Problem check_allocator_cooldown(std::chrono::milliseconds value);
 Problem check_allocator_max_views(std::uint64_t value);
 Problem check_allocator_sample_bytes(std::uint64_t value);
-Problem check_nccl_hang_after(std::chrono::milliseconds value);
-Problem check_nccl_straggler_window(std::chrono::milliseconds value);
-Problem check_nccl_straggler_min_wait(std::chrono::milliseconds value);
 Problem check_kubernetes_log_dir(const std::string &log_dir);
 Problem check_max_concurrent_requests(std::uint64_t value);
 Problem check_max_connections(std::uint64_t value);

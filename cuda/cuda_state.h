@@ -209,8 +209,8 @@ public:
   void apply(const Event &event);
   void apply(const nt_call_event &event);
   void apply(const NameEvent &event);
-  // Tensor blocks belong to the allocator view (cuda/block_event_sink.h), NCCL calls to the
-  // NCCL collector (cuda/nccl_event_sink.h), not to this state.
+  // Tensor blocks belong to the allocator view and NCCL calls to the NCCL collector
+  // (cuda/event_sinks.h), not to this state.
   void apply(const nt_block_event &) {}
   void apply(const nt_nccl_event &) {}
 

@@ -4,21 +4,31 @@
 #include <cstring>
 
 namespace neutracer {
+namespace {
+
+// A fixed-size event of type T, when `bytes` are exactly one and `valid` accepts it.
+template <typename T, typename Valid>
+std::optional<Event> fixed_event(std::span<const std::byte> bytes, Valid valid) {
+  if (bytes.size() != sizeof(T))
+    return std::nullopt;
+  T event;
+  std::memcpy(&event, bytes.data(), sizeof event);
+  if (!valid(event))
+    return std::nullopt;
+  return event;
+}
+
+} // namespace
 
 std::optional<Event> decode_event(std::span<const std::byte> bytes) {
   std::uint32_t kind = 0;
   if (bytes.size() < sizeof kind)
     return std::nullopt;
   std::memcpy(&kind, bytes.data(), sizeof kind);
-  if (kind == NT_EVENT_CALL) {
-    if (bytes.size() != sizeof(nt_call_event))
-      return std::nullopt;
-    nt_call_event event;
-    std::memcpy(&event, bytes.data(), sizeof event);
-    if (event.api == NT_API_NONE || event.api >= NT_API_MAX)
-      return std::nullopt;
-    return event;
-  }
+  if (kind == NT_EVENT_CALL)
+    return fixed_event<nt_call_event>(bytes, [](const nt_call_event &event) {
+      return event.api != NT_API_NONE && event.api < NT_API_MAX;
+    });
   if (kind == NT_EVENT_NAME) {
     constexpr std::size_t kHeader = offsetof(nt_name_event, name);
     if (bytes.size() < kHeader)
@@ -42,24 +52,14 @@ std::optional<Event> decode_event(std::span<const std::byte> bytes) {
     event.name.assign(name, strnlen(name, len));
     return event;
   }
-  if (kind == NT_EVENT_BLOCK) {
-    if (bytes.size() != sizeof(nt_block_event))
-      return std::nullopt;
-    nt_block_event event;
-    std::memcpy(&event, bytes.data(), sizeof event);
-    if (event.op != NT_BLOCK_ALLOC && event.op != NT_BLOCK_FREE)
-      return std::nullopt;
-    return event;
-  }
-  if (kind == NT_EVENT_NCCL) {
-    if (bytes.size() != sizeof(nt_nccl_event))
-      return std::nullopt;
-    nt_nccl_event event;
-    std::memcpy(&event, bytes.data(), sizeof event);
-    if (event.op == NT_NCCL_NONE || event.op >= NT_NCCL_OP_MAX)
-      return std::nullopt;
-    return event;
-  }
+  if (kind == NT_EVENT_BLOCK)
+    return fixed_event<nt_block_event>(bytes, [](const nt_block_event &event) {
+      return event.op == NT_BLOCK_ALLOC || event.op == NT_BLOCK_FREE;
+    });
+  if (kind == NT_EVENT_NCCL)
+    return fixed_event<nt_nccl_event>(bytes, [](const nt_nccl_event &event) {
+      return event.op != NT_NCCL_NONE && event.op < NT_NCCL_OP_MAX;
+    });
   return std::nullopt;
 }
 

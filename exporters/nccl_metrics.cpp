@@ -98,20 +98,21 @@ void write_nccl_metrics(const NcclCommunicators &all, const NcclFindings &findin
     for (const auto &rank : hang.waiting)
       if (const auto *labels = labels_of(rows, id, rank))
         sink.sample(*labels, 1.0);
-  sink.family("neutracer_nccl_straggler",
-              "1 for the rank the others wait for at the communicator's collectives over "
-              "nccl.straggler_window",
-              MetricType::gauge);
-  for (const auto &[id, straggler] : findings.stragglers)
-    if (const auto *labels = labels_of(rows, id, straggler.rank))
-      sink.sample(*labels, 1.0);
-  sink.family("neutracer_nccl_straggler_wait_share",
-              "The straggler's share of the time ranks waited at the communicator's collectives "
-              "over nccl.straggler_window (0..1)",
-              MetricType::gauge);
-  for (const auto &[id, straggler] : findings.stragglers)
-    if (const auto *labels = labels_of(rows, id, straggler.rank))
-      sink.sample(*labels, straggler.wait_share);
+  const auto per_straggler = [&](std::string_view name, std::string_view help,
+                                 double (*value)(const NcclStragglerFinding &)) {
+    sink.family(name, help, MetricType::gauge);
+    for (const auto &[id, straggler] : findings.stragglers)
+      if (const auto *labels = labels_of(rows, id, straggler.rank))
+        sink.sample(*labels, value(straggler));
+  };
+  per_straggler("neutracer_nccl_straggler",
+                "1 for the rank the others wait for at the communicator's collectives over "
+                "nccl.straggler_window",
+                [](const NcclStragglerFinding &) { return 1.0; });
+  per_straggler("neutracer_nccl_straggler_wait_share",
+                "The straggler's share of the time ranks waited at the communicator's "
+                "collectives over nccl.straggler_window (0..1)",
+                [](const NcclStragglerFinding &straggler) { return straggler.wait_share; });
   sink.family("neutracer_nccl_untracked_calls_total",
               "NCCL calls not counted: their process already had 64 communicators",
               MetricType::counter);

@@ -52,28 +52,29 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
   case NT_NCCL_COMM_INIT_RANK_SCALABLE:
   case NT_NCCL_COMM_SPLIT: {
     // ncclInProgress (7): a non-blocking init, its handle already written.
-    if ((event.result != 0 && event.result != kNcclInProgress) || event.comm == 0)
+    if ((event.result != 0 && event.result != kNcclInProgress) || event.call.comm == 0)
       return;
-    std::uint64_t key = event.comm_key;
+    std::uint64_t key = event.call.comm_key;
     bool joinable = true;
-    int nranks = event.nranks;
-    int rank = event.rank;
+    int nranks = event.call.nranks;
+    int rank = event.call.rank;
     if (op == NT_NCCL_COMM_SPLIT) {
       // Ranks of the parent with the same color (in `rank`) make one new communicator; its rank
       // and size are NCCL's to decide, and unknown here.
-      const auto parent = comms.find(event.comm_key);
+      const auto parent = comms.find(event.call.comm_key);
       joinable = parent != comms.end() && parent->second.joinable;
-      key = joinable ? mix(parent->second.key ^ mix(static_cast<std::uint32_t>(event.rank))) : 0;
+      key =
+          joinable ? mix(parent->second.key ^ mix(static_cast<std::uint32_t>(event.call.rank))) : 0;
       nranks = -1;
       rank = -1;
     }
-    comms.erase(event.comm); // a handle reused after a destroy we did not see
-    auto *comm = find_or_add(comms, event.comm);
+    comms.erase(event.call.comm); // a handle reused after a destroy we did not see
+    auto *comm = find_or_add(comms, event.call.comm);
     if (!comm) {
       ++untracked_calls_;
       return;
     }
-    comm->id = joinable ? nccl_communicator_id(key) : hex_id('h', event.comm);
+    comm->id = joinable ? nccl_communicator_id(key) : hex_id('h', event.call.comm);
     comm->key = key;
     comm->joinable = joinable;
     comm->rank = rank;
@@ -82,37 +83,37 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
   }
   case NT_NCCL_COMM_DESTROY:
   case NT_NCCL_COMM_ABORT:
-    comms.erase(event.comm);
+    comms.erase(event.call.comm);
     return;
   default:
     break;
   }
   if (!is_nccl_transfer(op))
     return;
-  auto *comm = find_or_add(comms, event.comm);
+  auto *comm = find_or_add(comms, event.call.comm);
   if (!comm) {
     ++untracked_calls_;
     return;
   }
   if (comm->id.empty())
-    comm->id = hex_id('h', event.comm);
+    comm->id = hex_id('h', event.call.comm);
   const auto index = nccl_transfer_index(op);
   ++comm->calls[index];
   if (event.result != 0)
     ++comm->failed[index];
-  comm->bytes[index] += event.count * nccl_datatype_bytes(event.datatype).value_or(0);
-  if (event.exit_ns > event.enter_ns)
-    comm->enqueue_seconds += static_cast<double>(event.exit_ns - event.enter_ns) / 1e9;
+  comm->bytes[index] += event.call.count * nccl_datatype_bytes(event.call.datatype).value_or(0);
+  if (event.exit_ns > event.call.enter_ns)
+    comm->enqueue_seconds += static_cast<double>(event.exit_ns - event.call.enter_ns) / 1e9;
   if (!is_nccl_collective(op))
     return;
   ++comm->collectives;
-  comm->arrivals.push_back(event.enter_ns);
+  comm->arrivals.push_back(event.call.enter_ns);
   while (comm->arrivals.size() > settings_.arrivals_kept)
     comm->arrivals.pop_front();
   comm->last_op = op;
-  comm->last_stack = event.stack_id;
-  comm->last_python_stack = event.python_stack;
-  comm->last_call_ns = event.enter_ns;
+  comm->last_stack = event.call.stack_id;
+  comm->last_python_stack = event.call.python_stack;
+  comm->last_call_ns = event.call.enter_ns;
 }
 
 void NcclCommunicators::forget(const ProcessId &process) { processes_.erase(process); }

@@ -12,13 +12,13 @@ inline nt_nccl_event nccl_init(std::uint64_t comm, std::uint64_t unique_id_key, 
   nt_nccl_event event{};
   event.kind = NT_EVENT_NCCL;
   event.op = NT_NCCL_COMM_INIT_RANK_CONFIG;
-  event.enter_ns = time_ns;
+  event.call.enter_ns = time_ns;
   event.exit_ns = time_ns + 1000;
-  event.comm = comm;
-  event.comm_key = unique_id_key;
-  event.rank = rank;
-  event.nranks = nranks;
-  event.stack_id = NT_NO_STACK;
+  event.call.comm = comm;
+  event.call.comm_key = unique_id_key;
+  event.call.rank = rank;
+  event.call.nranks = nranks;
+  event.call.stack_id = NT_NO_STACK;
   return event;
 }
 
@@ -28,15 +28,15 @@ inline nt_nccl_event nccl_call(nt_nccl_op op, std::uint64_t comm, std::uint64_t 
   nt_nccl_event event{};
   event.kind = NT_EVENT_NCCL;
   event.op = op;
-  event.enter_ns = enter_ns;
+  event.call.enter_ns = enter_ns;
   event.exit_ns = enter_ns + 20'000; // 20 us inside the call
-  event.comm = comm;
-  event.count = count;
-  event.datatype = datatype;
+  event.call.comm = comm;
+  event.call.count = count;
+  event.call.datatype = datatype;
   event.result = result;
-  event.rank = -1;
-  event.nranks = -1;
-  event.stack_id = 7;
+  event.call.rank = -1;
+  event.call.nranks = -1;
+  event.call.stack_id = 7;
   return event;
 }
 

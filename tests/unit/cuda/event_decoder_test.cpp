@@ -126,6 +126,29 @@ TEST(EventDecoder, DecodesTensorBlockEventsAndRejectsUnknownOps) {
   EXPECT_FALSE(decode_event(std::as_bytes(std::span(&in, 1))).has_value());
 }
 
+TEST(EventDecoder, DecodesNcclEventsAndRejectsUnknownOps) {
+  nt_nccl_event in{};
+  in.kind = NT_EVENT_NCCL;
+  in.op = NT_NCCL_ALL_REDUCE;
+  in.tgid = 4242;
+  in.call.comm = 0x5500aa;
+  in.call.count = 1024;
+  in.call.datatype = 7;
+  in.call.rank = -1;
+  const auto bytes = std::as_bytes(std::span(&in, 1));
+  const auto decoded = decode_event(bytes);
+  ASSERT_TRUE(decoded.has_value());
+  const auto &event = std::get<nt_nccl_event>(*decoded);
+  EXPECT_EQ(event.call.comm, 0x5500aau);
+  EXPECT_EQ(event.call.count, 1024u);
+  EXPECT_EQ(event.call.rank, -1);
+  EXPECT_FALSE(decode_event(bytes.first(bytes.size() - 1)).has_value());
+  for (const std::uint32_t op : {0u, static_cast<std::uint32_t>(NT_NCCL_OP_MAX)}) {
+    in.op = op;
+    EXPECT_FALSE(decode_event(std::as_bytes(std::span(&in, 1))).has_value()) << op;
+  }
+}
+
 TEST(EventDecoder, DecodesUnalignedBuffer) {
   const auto event_bytes = bytes_of(make_call(NT_API_MEMCPY_HTOD));
   std::vector<std::byte> buffer(event_bytes.size() + 1);

@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "call_event.h"
-#include "nccl_event.h"
 #include "exposition/text_sink.h"
 #include "fake_cuda_tracing.h"
 #include "golden_file.h"
 #include "http/content_encoding.h"
+#include "nccl_event.h"
 #include "nvml/nvml_library.h"
 #include "temp_proc.h"
 #include "test_daemon.h"
@@ -110,14 +110,14 @@ protected:
          {std::tuple{100u, start_100, 0xc100ull, 0}, std::tuple{200u, start_200, 0xc200ull, 1}}) {
       auto init = test::nccl_init(handle, 0x5eed, rank, 2);
       init.tgid = pid;
-      init.proc_start_ns = start;
+      init.call.proc_start_ns = start;
       tracing_.nccl_events.push_back(init);
       for (int k = 0; k < 3 - rank; ++k) {
         auto call = test::nccl_call(NT_NCCL_ALL_REDUCE, handle, 1024, 7,
                                     1'000'000'000ull * static_cast<std::uint64_t>(k + 1));
         call.tgid = pid;
-        call.proc_start_ns = start;
-        call.stack_id = NT_NO_STACK;
+        call.call.proc_start_ns = start;
+        call.call.stack_id = NT_NO_STACK;
         tracing_.nccl_events.push_back(call);
       }
     }

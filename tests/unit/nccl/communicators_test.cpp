@@ -67,9 +67,9 @@ TEST(NcclCommunicators, SplitsOfOneParentAndColorJoin) {
     nt_nccl_event event{};
     event.kind = NT_EVENT_NCCL;
     event.op = NT_NCCL_COMM_SPLIT;
-    event.comm = child;
-    event.comm_key = parent;
-    event.rank = color;
+    event.call.comm = child;
+    event.call.comm_key = parent;
+    event.call.rank = color;
     return event;
   };
   all.apply(kRank0, split(0xa0, 0xa1, 3));
@@ -96,7 +96,7 @@ TEST(NcclCommunicators, DestroyForgetsAndFailedInitsMakeNothing) {
   nt_nccl_event destroy{};
   destroy.kind = NT_EVENT_NCCL;
   destroy.op = NT_NCCL_COMM_DESTROY;
-  destroy.comm = 0xa8;
+  destroy.call.comm = 0xa8;
   all.apply(kRank0, destroy);
   EXPECT_TRUE(all.processes().at(kRank0).empty());
   all.forget(kRank0);
