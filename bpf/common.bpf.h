@@ -21,6 +21,15 @@ static __always_inline __u64 current_process_start_ns(void)
 	return task->group_leader->start_boottime;
 }
 
+/* A hash map `name` of `entries` entries from `key_type` to `value_type`. */
+#define DEFINE_HASH_MAP(name, key_type, value_type, entries)                                       \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, entries);                                                      \
+		__type(key, key_type);                                                             \
+		__type(value, value_type);                                                         \
+	} name SEC(".maps")
+
 #define DEFINE_STATS_MAP                                                                           \
 	struct {                                                                                   \
 		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \

@@ -10,12 +10,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct nt_inflight_key);
-	__type(value, struct nt_inflight_call);
-} inflight SEC(".maps");
+/* Calls between their entry and return probes. */
+DEFINE_HASH_MAP(inflight, struct nt_inflight_key, struct nt_inflight_call, 16384);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -61,6 +57,23 @@ static __always_inline struct nt_inflight_key inflight_key(struct pt_regs *ctx)
 	return key;
 }
 
+/* The calling thread's native and Python stacks at a call's entry: what names its site. */
+static __always_inline __s32 entry_stacks(struct pt_regs *ctx, __u64 *python_stack)
+{
+	__s32 stack_id = user_stack_id(ctx);
+
+	if (stack_id != NT_NO_STACK)
+		*python_stack = store_python_stack();
+	return stack_id;
+}
+
+/* Keeps a call's entry for its return probe; a full map loses it (counted). */
+static __always_inline void keep_inflight(void *map, const void *key, const void *call)
+{
+	if (bpf_map_update_elem(map, key, call, BPF_ANY))
+		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
+}
+
 static __always_inline int record_entry(struct pt_regs *ctx)
 {
 	struct nt_inflight_key key = inflight_key(ctx);
@@ -75,14 +88,11 @@ static __always_inline int record_entry(struct pt_regs *ctx)
 
 	/* A wait in progress names its site: the stack is taken now, while the thread waits. */
 	if (is_sync(key.api)) {
-		call.stack_id = user_stack_id(ctx);
-		if (call.stack_id != NT_NO_STACK) {
+		call.stack_id = entry_stacks(ctx, &call.python_stack);
+		if (call.stack_id != NT_NO_STACK)
 			call.caller = entry_return_address(ctx);
-			call.python_stack = store_python_stack();
-		}
 	}
-	if (bpf_map_update_elem(&inflight, &key, &call, BPF_ANY))
-		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
+	keep_inflight(&inflight, &key, &call);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * NCCL's collectives and communicator calls (libnccl.so), included by cuda_calls.bpf.c: they
- * share its ring buffer and stack maps. nccl_enter keeps what the arguments say per thread;
+ * share its ring buffer, stack maps and in-flight key (the attach cookie in place of the API). nccl_enter keeps what the arguments say per thread;
  * nccl_exit sends it with the result. The attach cookie is the call's enum nt_nccl_op.
  *
  * x86-64 only, as the rest: arguments past the sixth, and a struct passed by value that does not
@@ -11,12 +11,7 @@
 #ifndef NEUTRACER_NCCL_CALLS_BPF_H
 #define NEUTRACER_NCCL_CALLS_BPF_H
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct nt_inflight_key);
-	__type(value, struct nt_nccl_inflight);
-} nccl_inflight SEC(".maps");
+DEFINE_HASH_MAP(nccl_inflight, struct nt_inflight_key, struct nt_nccl_inflight, 4096);
 
 /* libbpf 1.1's bpf_tracing.h stops at the fifth argument. */
 static __always_inline __u64 nccl_arg6(struct pt_regs *ctx)
@@ -54,10 +49,7 @@ static __always_inline bool nccl_is_transfer(__u32 op)
 SEC("uprobe")
 int nccl_enter(struct pt_regs *ctx)
 {
-	struct nt_inflight_key key = {
-		.pid_tgid = bpf_get_current_pid_tgid(),
-		.api = (__u32)bpf_get_attach_cookie(ctx),
-	};
+	struct nt_inflight_key key = inflight_key(ctx);
 	struct nt_nccl_inflight call = {
 		.proc_start_ns = current_process_start_ns(),
 		.enter_ns = bpf_ktime_get_ns(),
@@ -123,23 +115,16 @@ int nccl_enter(struct pt_regs *ctx)
 		return 0;
 	}
 	/* Where a collective was called from: the site a hang names. */
-	if (nccl_is_transfer(key.api)) {
-		call.stack_id = user_stack_id(ctx);
-		if (call.stack_id != NT_NO_STACK)
-			call.python_stack = store_python_stack();
-	}
-	if (bpf_map_update_elem(&nccl_inflight, &key, &call, BPF_ANY))
-		count_stat(NT_STAT_INFLIGHT_MAP_FULL);
+	if (nccl_is_transfer(key.api))
+		call.stack_id = entry_stacks(ctx, &call.python_stack);
+	keep_inflight(&nccl_inflight, &key, &call);
 	return 0;
 }
 
 SEC("uretprobe")
 int nccl_exit(struct pt_regs *ctx)
 {
-	struct nt_inflight_key key = {
-		.pid_tgid = bpf_get_current_pid_tgid(),
-		.api = (__u32)bpf_get_attach_cookie(ctx),
-	};
+	struct nt_inflight_key key = inflight_key(ctx);
 	struct nt_nccl_inflight *call = bpf_map_lookup_elem(&nccl_inflight, &key);
 	struct nt_nccl_event *event;
 
@@ -148,19 +133,21 @@ int nccl_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
-	if (!event) {
+	if (event) {
+		*event = (struct nt_nccl_event){
+			.kind = NT_EVENT_NCCL,
+			.op = key.api,
+			.tgid = key.pid_tgid >> 32,
+			.tid = (__u32)key.pid_tgid,
+			.exit_ns = bpf_ktime_get_ns(),
+			.result = (__u32)PT_REGS_RC(ctx),
+			.call = *call,
+		};
+	} else {
 		count_stat(NT_STAT_RINGBUF_FULL);
 		bpf_map_delete_elem(&nccl_inflight, &key);
 		return 0;
 	}
-	event->kind = NT_EVENT_NCCL;
-	event->op = key.api;
-	event->tgid = key.pid_tgid >> 32;
-	event->tid = (__u32)key.pid_tgid;
-	event->exit_ns = bpf_ktime_get_ns();
-	event->result = (__u32)PT_REGS_RC(ctx);
-	event->pad = 0;
-	event->call = *call;
 	/* A new communicator is known once the call wrote it. */
 	if (call->comm_out && event->result == 0)
 		event->call.comm = read_user_u64(call->comm_out);

@@ -189,19 +189,20 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
         skeleton->rodata->ns_per_tick = ns_per_tick;
       },
       kKernelNeeds));
-  // os_block and os_net use os_sched's process table, counters and stats.
-  const auto share_sched_maps = [this](auto *skeleton) {
+  // os_block and os_net use os_sched's process table, counters and stats, and its clock; each
+  // sizes its own table of things in flight.
+  const auto share_sched_maps = [&](auto *skeleton, bpf_map *own_table, std::uint32_t entries) {
     reuse_map(skeleton->maps.traced_bits, sched_->maps.traced_bits);
     reuse_map(skeleton->maps.traced_tgids, sched_->maps.traced_tgids);
     reuse_map(skeleton->maps.os_counters, sched_->maps.os_counters);
     reuse_map(skeleton->maps.os_stats, sched_->maps.os_stats);
+    bpf_map__set_max_entries(own_table, entries);
+    skeleton->rodata->ns_per_tick = ns_per_tick;
   };
   block_.reset(open_and_load_skeleton<os_block>(
       "os_block", os_block__open_opts, os_block__load, os_block__destroy,
       [&](os_block *skeleton) {
-        share_sched_maps(skeleton);
-        bpf_map__set_max_entries(skeleton->maps.os_io_inflight, settings.max_inflight_io);
-        skeleton->rodata->ns_per_tick = ns_per_tick;
+        share_sched_maps(skeleton, skeleton->maps.os_io_inflight, settings.max_inflight_io);
         bpf_program__set_autoload(skeleton->progs.os_block_io_start, block_io_start_);
         bpf_program__set_autoload(skeleton->progs.os_block_rq_insert, !block_io_start_);
         bpf_program__set_autoload(skeleton->progs.os_block_rq_issue, !block_io_start_);
@@ -211,9 +212,7 @@ OsTracer::OsTracer(const OsTracerSettings &settings) {
     net_.reset(open_and_load_skeleton<os_net>(
         "os_net", os_net__open_opts, os_net__load, os_net__destroy,
         [&](os_net *skeleton) {
-          share_sched_maps(skeleton);
-          bpf_map__set_max_entries(skeleton->maps.os_sockets, settings.max_sockets);
-          skeleton->rodata->ns_per_tick = ns_per_tick;
+          share_sched_maps(skeleton, skeleton->maps.os_sockets, settings.max_sockets);
           bpf_program__set_autoload(skeleton->progs.os_sock_send_length, network_tracepoints);
           bpf_program__set_autoload(skeleton->progs.os_sock_recv_length, network_tracepoints);
           bpf_program__set_autoload(skeleton->progs.os_tcp_sendmsg_exit, !network_tracepoints);
