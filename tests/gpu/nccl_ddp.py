@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks neutracerd's NCCL view (docs/nccl.md) on a two-GPU machine with a real DDP job.
+
+    python3 tests/gpu/nccl_ddp.py NEUTRACERD_BINARY OUTDIR [--checks counts,hang,straggler,healthy]
+        [--healthy-seconds 600]
+
+Each check runs the daemon (shipped defaults) and a two-rank torch.distributed job (NCCL
+backend, one GPU per rank, a small MLP under DistributedDataParallel), started by this script
+with torch.multiprocessing:
+
+- counts: each rank calls dist.all_reduce 500 times on 1 Mi float32 (4 MiB) after DDP's set-up;
+  the daemon's AllReduce count and bytes of that phase must equal the schedule exactly.
+- hang: after 60 training steps rank 1 sleeps 300 s before its next step; the communicator must
+  be flagged (neutracer_nccl_hang_suspected 1, rank 0 waiting) within 60 s of the stall.
+- straggler: rank 1 sleeps 50 ms before each step; it must be named
+  (neutracer_nccl_straggler{pid=rank 1} 1) within 60 s of the slowdown's start.
+- healthy: --healthy-seconds of training; no hang and no straggler may be flagged.
+
+Writes OUTDIR/nccl_ddp.md (a row per check) and OUTDIR/daemon.log. Exit status 0 when every row
+passes, 1 otherwise, 2 on setup errors. Root; standard library and PyTorch only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from nt_common import fetch, parse_prometheus, wait_for  # noqa: E402
+
+PORT = int(os.environ.get("NT_PORT", "19563"))
+URL = f"http://127.0.0.1:{PORT}"
+MiB = 1 << 20
+
+
+def rank_main(rank, check, seconds, out_path):
+    """One rank: DDP set-up, then the check's schedule. Prints events as JSON lines."""
+    import torch
+    import torch.distributed as dist
+
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=2,
+                            device_id=torch.device("cuda", rank))
+    out = open(f"{out_path}.{rank}", "w", buffering=1)
+
+    def say(**fields):
+        out.write(json.dumps(dict(fields, rank=rank, pid=os.getpid(), time=time.time())) + "\n")
+
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
+                                torch.nn.Linear(4096, 1024)).cuda()
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad()
+        ddp(torch.randn(256, 1024, device="cuda")).square().mean().backward()
+        opt.step()
+
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    dist.barrier()
+    say(event="ready")
+    if check == "counts":
+        say(event="quiet")
+        time.sleep(8)  # a quiet gap: the harness reads the set-up's count in it
+        buffer = torch.ones(MiB, device="cuda")
+        for _ in range(500):
+            dist.all_reduce(buffer)
+        torch.cuda.synchronize()
+        say(event="phase_end", all_reduces=500, bytes=500 * 4 * MiB)
+        time.sleep(10)
+    elif check == "hang":
+        for i in range(60):
+            step()
+        torch.cuda.synchronize()
+        if rank == 1:
+            say(event="stall")
+            time.sleep(300)
+        step()  # rank 0 waits in DDP's all-reduce for rank 1
+        torch.cuda.synchronize()
+    elif check == "straggler":
+        end = time.time() + seconds
+        say(event="slowdown")
+        while time.time() < end:
+            if rank == 1:
+                time.sleep(0.05)
+            step()
+        torch.cuda.synchronize()
+    else:  # healthy
+        end = time.time() + seconds
+        while time.time() < end:
+            step()
+        torch.cuda.synchronize()
+    say(event="done")
+    dist.destroy_process_group()
+
+
+def events(out_path):
+    found = []
+    for rank in (0, 1):
+        try:
+            with open(f"{out_path}.{rank}") as f:
+                found += [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def first(out_path, event, rank=None):
+    return next((e for e in events(out_path) if e["event"] == event and
+                 (rank is None or e["rank"] == rank)), None)
+
+
+def scrape():
+    return parse_prometheus(fetch(URL + "/metrics"))
+
+
+def series(samples, name, **labels):
+    return [(l, v) for n, l, v in samples
+            if n == name and all(l.get(k) == str(w) for k, w in labels.items())]
+
+
+def start_job(check, seconds, outdir):
+    out_path = os.path.join(outdir, f"{check}.events")
+    for rank in (0, 1):
+        if os.path.exists(f"{out_path}.{rank}"):
+            os.unlink(f"{out_path}.{rank}")
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT="29517", PYTHONUNBUFFERED="1",
+               NCCL_NVLS_ENABLE="0")  # NVLink multicast stays off on these machines
+    log = open(os.path.join(outdir, f"{check}.job.log"), "w")
+    job = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", check,
+                            "--job-seconds", str(seconds), "--job-out", out_path],
+                           stdout=log, stderr=subprocess.STDOUT, env=env)
+    return job, out_path
+
+
+def check_counts(outdir, rows):
+    job, out = start_job("counts", 0, outdir)
+    wait_for(lambda: first(out, "quiet", 0) and first(out, "quiet", 1), 240, "the quiet gap")
+    time.sleep(3)  # the set-up's calls are scanned
+    samples = scrape()
+    before = {e["pid"]: sum(v for _, v in series(samples, "neutracer_nccl_collectives_total",
+                                                 op="AllReduce", pid=e["pid"]))
+              for e in events(out) if e["event"] == "quiet"}
+    wait_for(lambda: first(out, "phase_end", 0) and first(out, "phase_end", 1), 180,
+             "the end of the counts phase")
+    time.sleep(3)  # a scan or two
+    samples = scrape()
+    for e in events(out):
+        if e["event"] != "phase_end":
+            continue
+        calls = sum(v for _, v in series(samples, "neutracer_nccl_collectives_total",
+                                         op="AllReduce", pid=e["pid"]))
+        nbytes = sum(v for _, v in series(samples, "neutracer_nccl_collective_bytes_total",
+                                          op="AllReduce", pid=e["pid"]))
+        seen = calls - before.get(e["pid"], 0)
+        rows.append((f"counts: rank {e['rank']} AllReduce calls in the phase = 500",
+                     seen == 500, f"{seen:.0f} (total {calls:.0f}, bytes {nbytes:.0f})"))
+    job.wait(timeout=120)
+
+
+def check_hang(outdir, rows):
+    job, out = start_job("hang", 0, outdir)
+    stall = wait_for(lambda: first(out, "stall", 1), 240, "rank 1's stall")
+    flagged = None
+    while time.time() < stall["time"] + 90 and flagged is None:
+        samples = scrape()
+        if any(v == 1 for _, v in series(samples, "neutracer_nccl_hang_suspected")):
+            flagged = time.time()
+        time.sleep(1)
+    waiting = [l for l, v in series(scrape(), "neutracer_nccl_rank_waiting") if v == 1]
+    latency = flagged - stall["time"] if flagged else None
+    rows.append(("hang: flagged within 60 s of rank 1's stall",
+                 latency is not None and latency <= 60,
+                 f"{latency:.1f} s; waiting {[(l['rank'], l['pid']) for l in waiting]}"
+                 if latency is not None else "not flagged in 90 s"))
+    job.kill()
+    job.wait()
+
+
+def check_straggler(outdir, rows, seconds=120):
+    job, out = start_job("straggler", seconds, outdir)
+    slow = wait_for(lambda: first(out, "slowdown", 1), 240, "the slowdown")
+    slow_pid = str(slow["pid"])
+    named = None
+    while time.time() < slow["time"] + 90 and named is None:
+        if any(v == 1 for _, v in series(scrape(), "neutracer_nccl_straggler", pid=slow_pid)):
+            named = time.time()
+        time.sleep(1)
+    share = [v for _, v in series(scrape(), "neutracer_nccl_straggler_wait_share", pid=slow_pid)]
+    latency = named - slow["time"] if named else None
+    rows.append(("straggler: rank 1 named within 60 s of its slowdown",
+                 latency is not None and latency <= 60,
+                 f"{latency:.1f} s, wait share {share}" if latency is not None
+                 else "not named in 90 s"))
+    job.wait(timeout=seconds + 120)
+
+
+def check_healthy(outdir, rows, seconds):
+    job, out = start_job("healthy", seconds, outdir)
+    wait_for(lambda: first(out, "ready", 0), 240, "the healthy job")
+    flagged = []
+    while job.poll() is None:
+        samples = scrape()
+        flagged += [("hang", l) for l, v in series(samples, "neutracer_nccl_hang_suspected") if v]
+        flagged += [("straggler", l) for l, v in series(samples, "neutracer_nccl_straggler") if v]
+        time.sleep(2)
+    rows.append((f"healthy: {seconds:.0f} s of DDP training raise nothing", not flagged,
+                 str(flagged[:5])))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("binary", nargs="?")
+    p.add_argument("outdir", nargs="?")
+    p.add_argument("--checks", default="counts,hang,straggler,healthy")
+    p.add_argument("--healthy-seconds", type=float, default=600)
+    p.add_argument("--job", help=argparse.SUPPRESS)
+    p.add_argument("--job-seconds", type=float, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--job-out", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.job:
+        import torch.multiprocessing as mp
+        mp.spawn(rank_main, args=(args.job, args.job_seconds, args.job_out), nprocs=2)
+        return 0
+    if not args.binary or not args.outdir:
+        p.error("BINARY and OUTDIR are required")
+    os.makedirs(args.outdir, exist_ok=True)
+    env = dict(os.environ)
+    lib = os.path.join(os.path.dirname(os.path.abspath(args.binary)), "lib")
+    if os.path.isdir(lib):
+        env["LD_LIBRARY_PATH"] = lib + ":" + env.get("LD_LIBRARY_PATH", "")
+    rows = []
+    with open(os.path.join(args.outdir, "daemon.log"), "w") as log:
+        daemon = subprocess.Popen([args.binary, "--config", "/dev/null", "--listen",
+                                   f"127.0.0.1:{PORT}", "--scan-interval", "1s"],
+                                  stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_for(lambda: fetch(URL + "/healthz").startswith("ok"), 30, "the daemon")
+            for check in args.checks.split(","):
+                try:
+                    {"counts": lambda: check_counts(args.outdir, rows),
+                     "hang": lambda: check_hang(args.outdir, rows),
+                     "straggler": lambda: check_straggler(args.outdir, rows),
+                     "healthy": lambda: check_healthy(args.outdir, rows,
+                                                      args.healthy_seconds)}[check]()
+                except RuntimeError as error:
+                    rows.append((f"{check}: ran", False, str(error)))
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+    lines = ["# NCCL view on a two-rank DDP job", "", "| check | ok | seen |", "|---|---|---|"]
+    lines += [f"| {name} | {'yes' if ok else 'NO'} | {seen} |" for name, ok, seen in rows]
+    with open(os.path.join(args.outdir, "nccl_ddp.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0 if rows and all(ok for _, ok, _ in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
