@@ -148,8 +148,8 @@ int nccl_exit(struct pt_regs *ctx)
 		bpf_map_delete_elem(&nccl_inflight, &key);
 		return 0;
 	}
-	/* A new communicator is known once the call wrote it. */
-	if (call->comm_out && event->result == 0)
+	/* A new communicator is known once the call wrote it (ncclInProgress, 7: non-blocking). */
+	if (call->comm_out && (event->result == 0 || event->result == 7))
 		event->call.comm = read_user_u64(call->comm_out);
 	bpf_map_delete_elem(&nccl_inflight, &key);
 	bpf_ringbuf_submit(event, 0);

@@ -201,9 +201,11 @@ void CudaCollector::forget(const std::vector<ProcessId> &removed, LaunchCounts &
   };
   const auto stale_launches = std::stable_partition(launches.begin(), launches.end(), kept);
   tracer_.delete_launch_counts({stale_launches, launches.end()});
-  tracer_.forget_kernel_functions([&](std::uint32_t tgid, std::uint64_t proc_start_ns) {
+  const auto gone_process = [&](std::uint32_t tgid, std::uint64_t proc_start_ns) {
     return gone.contains(state_.process_id(tgid, proc_start_ns));
-  });
+  };
+  tracer_.forget_kernel_functions(gone_process);
+  tracer_.forget_nccl_calls(gone_process);
   launches.erase(stale_launches, launches.end());
   const auto stale_calls = std::stable_partition(inflight.begin(), inflight.end(), kept);
   tracer_.delete_inflight_calls({stale_calls, inflight.end()});

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "common/monotonic_clock.h"
 #include "config/config.h"
@@ -42,9 +43,18 @@ void NcclCollector::nccl_call(const ProcessId &id, const nt_nccl_event &event) {
 bool NcclCollector::scan() {
   if (!settings_.enabled)
     return true;
-  for (const auto &exited : cuda_.exited()) {
-    communicators_.forget(exited.id);
-    std::erase_if(last_sites_, [&](const auto &entry) { return entry.first.first == exited.id; });
+  // Exited, exec'd or forgotten: whatever the CUDA state no longer holds (a process's last
+  // events may come after the scan that saw it go).
+  std::vector<ProcessId> gone;
+  for (const auto &[id, comms] : communicators_.processes())
+    if (!cuda_.state().processes().contains(id))
+      gone.push_back(id);
+  for (const auto &exited : cuda_.exited())
+    if (exited.replaced)
+      gone.push_back(exited.id);
+  for (const auto &id : gone) {
+    communicators_.forget(id);
+    std::erase_if(last_sites_, [&](const auto &entry) { return entry.first.first == id; });
   }
   now_ns_ = monotonic_ns();
   const auto previous = std::move(findings_);

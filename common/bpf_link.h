@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -68,7 +69,10 @@ public:
     auto links = std::make_shared<std::vector<Link>>(std::move(it->second));
     by_pid.erase(it);
     run([links, after = std::move(after)] {
-      links->clear();
+      if constexpr (std::is_same_v<Link, BpfLink>)
+        destroy_links(std::move(*links)); // together: their RCU waits overlap
+      else
+        links->clear();
       if (after)
         after();
     });

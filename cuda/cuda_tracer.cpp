@@ -684,6 +684,18 @@ void CudaTracer::forget_kernel_functions(
     bpf_map_delete_elem(fd, &key);
 }
 
+void CudaTracer::forget_nccl_calls(const std::function<bool(std::uint32_t, std::uint64_t)> &gone) {
+  const int fd = bpf_map__fd(calls_->maps.nccl_inflight);
+  std::vector<nt_inflight_key> stale;
+  read_hash_map<nt_inflight_key, nt_nccl_inflight>(
+      fd, [&](const nt_inflight_key &key, const nt_nccl_inflight &call) {
+        if (gone(static_cast<std::uint32_t>(key.pid_tgid >> 32), call.proc_start_ns))
+          stale.push_back(key);
+      });
+  for (const auto &key : stale)
+    bpf_map_delete_elem(fd, &key);
+}
+
 void CudaTracer::delete_inflight_calls(const std::vector<InflightCall> &calls) {
   const int fd = bpf_map__fd(calls_->maps.inflight);
   for (const auto &call : calls) {

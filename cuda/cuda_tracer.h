@@ -108,8 +108,9 @@ public:
 
   std::vector<InflightCall> read_inflight_calls() const override;
   void delete_launch_counts(const std::vector<LaunchCount> &entries) override;
-  void forget_kernel_functions(
-      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override;
+  void
+  forget_kernel_functions(const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override;
+  void forget_nccl_calls(const std::function<bool(std::uint32_t, std::uint64_t)> &gone) override;
   void delete_inflight_calls(const std::vector<InflightCall> &calls) override;
   TracerStats stats() const override;
   // Capacities of the maps read above.
@@ -149,9 +150,9 @@ private:
   // detaches them all, where ~120 perf-event uprobes took 12 s to remove, one RCU wait after
   // another, at every stop and every detach. Older kernels get the perf-event uprobes.
   struct LibraryLinks {
-    std::vector<Link> probes;     // perf-event uprobes, one per probe
-    std::vector<UniqueFd> multi;  // uprobe_multi links
-    std::size_t probe_count = 0;  // probed offsets, whichever kind holds them
+    std::vector<Link> probes;    // perf-event uprobes, one per probe
+    std::vector<UniqueFd> multi; // uprobe_multi links
+    std::size_t probe_count = 0; // probed offsets, whichever kind holds them
   };
   void close_in_background(std::vector<UniqueFd> links);
   // The launch program on a function of the daemon itself, for this process only: a link that

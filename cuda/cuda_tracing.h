@@ -41,8 +41,8 @@ struct TracerStats {
   std::uint64_t launch_map_full = 0;
   std::uint64_t inflight_map_full = 0;
   std::uint64_t return_without_entry = 0;
-  std::uint64_t stacks_lost = 0;        // stacks not stored (id bucket taken, no walk)
-  std::uint64_t launch_stacks_full = 0; // sampled launch stacks not counted: map full
+  std::uint64_t stacks_lost = 0;         // stacks not stored (id bucket taken, no walk)
+  std::uint64_t launch_stacks_full = 0;  // sampled launch stacks not counted: map full
   std::uint64_t sampled_blocks_full = 0; // allocator view: sampled tensor blocks not kept
 };
 
@@ -78,8 +78,11 @@ public:
   // Forgets which cuKernelGetFunction results the processes for which `gone` (tgid, start) is
   // true have sent: a process that execs keeps its PID and start, and may be handed the same
   // handles again, whose names its new image must learn.
-  virtual void forget_kernel_functions(
-      const std::function<bool(std::uint32_t, std::uint64_t)> &gone) = 0;
+  virtual void
+  forget_kernel_functions(const std::function<bool(std::uint32_t, std::uint64_t)> &gone) = 0;
+  // Forgets the NCCL calls in flight of the processes for which `gone` (tgid, start) is true:
+  // a thread that died inside a call (a rank killed while it waited) left its entry.
+  virtual void forget_nccl_calls(const std::function<bool(std::uint32_t, std::uint64_t)> &) {}
   virtual TracerStats stats() const = 0;
   // Attaches put off since start because fewer than kReservedDescriptors were free
   // (common/descriptor_reserve.h): retried later, never counted as attach errors.

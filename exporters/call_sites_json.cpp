@@ -48,9 +48,10 @@ auto order_key(const SiteCounts &c) {
                     c.launch_samples, c.wait_seconds, c.allocations);
 }
 
-// Which view ordered the sites: PyTorch's allocator (live tensors by site) or the driver.
+// Which view ordered the sites: PyTorch's allocator (live tensors by site; its sites, when it has
+// seen survivors, come first) or the driver.
 json ranking_json(const AllocatorViewSummary *allocator) {
-  if (!allocator || allocator->ranking.empty())
+  if (!allocator)
     return {{"view", "driver"}};
   return {{"view", "allocator"},
           {"open", allocator->open},

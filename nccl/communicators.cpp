@@ -22,6 +22,8 @@ std::string hex_id(char prefix, std::uint64_t value) {
 }
 
 constexpr std::uint32_t kNcclInProgress = 7;
+// Colors of splits kept per parent; past them a split joins nothing.
+constexpr std::size_t kMaxSplitColors = 256;
 
 } // namespace
 
@@ -61,10 +63,17 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
     if (op == NT_NCCL_COMM_SPLIT) {
       // Ranks of the parent with the same color (in `rank`) make one new communicator; its rank
       // and size are NCCL's to decide, and unknown here.
+      // The n-th split of one parent and color is one communicator in every rank.
       const auto parent = comms.find(event.call.comm_key);
-      joinable = parent != comms.end() && parent->second.joinable;
-      key =
-          joinable ? mix(parent->second.key ^ mix(static_cast<std::uint32_t>(event.call.rank))) : 0;
+      joinable = parent != comms.end() && parent->second.joinable &&
+                 (parent->second.splits.size() < kMaxSplitColors ||
+                  parent->second.splits.contains(event.call.rank));
+      key = 0;
+      if (joinable) {
+        const std::uint32_t ordinal = parent->second.splits[event.call.rank]++;
+        key = mix(parent->second.key ^ mix(static_cast<std::uint32_t>(event.call.rank)) ^
+                  mix(0x5eed0000ull + ordinal));
+      }
       nranks = -1;
       rank = -1;
     }
@@ -99,7 +108,7 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
     comm->id = hex_id('h', event.call.comm);
   const auto index = nccl_transfer_index(op);
   ++comm->calls[index];
-  if (event.result != 0)
+  if (event.result != 0 && event.result != kNcclInProgress)
     ++comm->failed[index];
   comm->bytes[index] += event.call.count * nccl_datatype_bytes(event.call.datatype).value_or(0);
   if (event.exit_ns > event.call.enter_ns)

@@ -46,6 +46,9 @@ struct NcclCommunicator {
   std::int32_t last_stack = NT_NO_STACK;
   std::uint64_t last_python_stack = 0;
   std::uint64_t last_call_ns = 0; // enter time of the latest collective
+  // Splits of this communicator so far, by color: the n-th split of one color is the same
+  // communicator in every rank (ncclCommSplit is collective over the parent).
+  std::map<std::int32_t, std::uint32_t> splits;
 };
 
 class NcclCommunicators {

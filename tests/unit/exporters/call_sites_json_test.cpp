@@ -176,12 +176,13 @@ TEST(CallSitesJson, TheAllocatorViewsRankingComesFirstAndSaysSo) {
   EXPECT_FALSE(sites[2].contains("allocator"));
 }
 
-TEST(CallSitesJson, AnEmptyRankingLeavesTheDriversOrder) {
+TEST(CallSitesJson, AViewWithAnEmptyRankingKeepsTheDriversOrderAndSaysItLooked) {
   AllocatorViewSummary allocator; // a view that saw no blocks yet
   allocator.open = true;
   const auto document = nlohmann::json::parse(call_sites_json({1, 1}, "x", view(), {}, &allocator));
-  EXPECT_EQ(document["ranking"]["view"], "driver");
-  EXPECT_EQ(document["sites"][0]["id"], 1);
+  EXPECT_EQ(document["ranking"]["view"], "allocator");
+  EXPECT_EQ(document["sites"][0]["id"], 1) << "no survivors: the driver's order";
+  EXPECT_FALSE(document["sites"][0].contains("allocator"));
 }
 
 TEST(AlertSite, AWaitInsideALibraryIsNamedByTheProgramLineThatCalledIt) {

@@ -81,6 +81,24 @@ TEST(NcclCommunicators, SplitsOfOneParentAndColorJoin) {
   EXPECT_NE(a.id, all.processes().at(kRank1).at(0xb2).id) << "another color";
   EXPECT_NE(a.id, all.processes().at(kRank0).at(0xa0).id) << "not the parent";
   EXPECT_EQ(a.rank, -1) << "NCCL decides a split's rank";
+
+  // A second group of the same ranks (PyTorch's new_group reuses the color): a communicator of
+  // its own, again the same in both ranks.
+  all.apply(kRank0, split(0xa0, 0xa3, 3));
+  all.apply(kRank1, split(0xb0, 0xb3, 3));
+  const auto &second = all.processes().at(kRank0).at(0xa3);
+  EXPECT_NE(second.id, a.id);
+  EXPECT_EQ(second.id, all.processes().at(kRank1).at(0xb3).id);
+  EXPECT_EQ(joined_communicators(all).at(a.id).size(), 2u) << "one rank per process";
+}
+
+TEST(NcclCommunicators, InProgressIsNoFailure) {
+  NcclCommunicators all;
+  all.apply(kRank0, nccl_init(0xc0, 0x1234, 0, 2));
+  all.apply(kRank0, nccl_call(NT_NCCL_ALL_REDUCE, 0xc0, 1, kFloat32, 10, /*ncclInProgress=*/7));
+  const auto &comm = all.processes().at(kRank0).at(0xc0);
+  EXPECT_EQ(comm.calls[nccl_transfer_index(NT_NCCL_ALL_REDUCE)], 1u);
+  EXPECT_EQ(comm.failed[nccl_transfer_index(NT_NCCL_ALL_REDUCE)], 0u);
 }
 
 TEST(NcclCommunicators, DestroyForgetsAndFailedInitsMakeNothing) {
