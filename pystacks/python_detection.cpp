@@ -79,14 +79,19 @@ PythonDetection check_layout(const ProcessMemory &memory, PythonProcess process,
         frame_read = true;
     }
   }
+  // These two read state that moves while the process runs (threads come and go, frames are
+  // pushed and popped under the reader), so a miss is asked again; offsets that truly do not
+  // fit miss every time and run out of attempts.
   if (offsets.thread_native_id != kNoField && !live.empty() && !live_thread_found) {
     detection.error = "no thread state carries a thread id of the process: the offsets of " +
                       process.version.text() + " do not fit this build";
+    detection.retry_later = true;
     return detection;
   }
   if (frame_seen && !frame_read) {
     detection.error = "frames do not lead to code objects: the offsets of " +
                       process.version.text() + " do not fit this build";
+    detection.retry_later = true;
     return detection;
   }
   detection.process = std::move(process);

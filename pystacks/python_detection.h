@@ -34,8 +34,9 @@ struct PythonDetection {
   std::optional<PythonProcess> process;
   // Why there is none: "no Python interpreter mapped", "CPython 3.8 is not supported", ...
   std::string error;
-  // The interpreter is mapped but not initialised yet (no interpreter or thread state): ask
-  // again on a later scan.
+  // Ask again later: the interpreter is mapped but not initialised yet (no interpreter or
+  // thread state), or a check that reads moving state (live thread ids, the innermost frames)
+  // missed, which a running process can make happen once.
   bool retry_later = false;
   // Notes on the way (3.13's debug offsets unusable and the built-in table used instead).
   std::string note;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stacks/python_call_frames.h"
 
+#include <chrono>
 #include <memory>
 #include <spdlog/spdlog.h>
 #include <string>
@@ -12,22 +13,34 @@
 namespace neutracer {
 namespace {
 
-// An interpreter mapped but not initialised yet is asked again this many times at most.
+// An interpreter that is not ready (or read while it moved) is asked again this many times, at
+// least kRetrySpacing apart: one scan's burst of calls must not spend every attempt on one
+// moment of the process.
 constexpr int kMaxAttempts = 8;
+constexpr auto kRetrySpacing = std::chrono::milliseconds(500);
 
 } // namespace
 
 const PythonProcess *PythonCallFrames::process_of(const ProcessId &id) {
   auto &known = known_[id];
-  if (!known.final && known.attempts < kMaxAttempts) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!known.final && known.attempts < kMaxAttempts &&
+      (known.attempts == 0 || now - known.last_attempt >= kRetrySpacing)) {
     ++known.attempts;
+    known.last_attempt = now;
     auto detection = detect_python(procfs_, id, LiveProcessMemory(id.pid));
     if (detection.process) {
       known.process = std::move(detection.process);
       known.final = true;
-    } else if (!detection.retry_later) {
+    } else if (!detection.retry_later || known.attempts == kMaxAttempts) {
       known.final = true;
-      spdlog::debug("pid {}: no Python frames for its calls: {}", id.pid, detection.error);
+      // Most GPU processes without Python end here at once; an interpreter that was found
+      // but cannot be read is worth a line, once.
+      if (detection.retry_later)
+        spdlog::info("pid {}: no Python frames for its calls after {} attempts: {}", id.pid,
+                     known.attempts, detection.error);
+      else
+        spdlog::debug("pid {}: no Python frames for its calls: {}", id.pid, detection.error);
     }
   }
   return known.process ? &*known.process : nullptr;

@@ -5,7 +5,8 @@
 // and instructions), or read from the
 // process's memory while a thread waits in a call (a hang then names the script's line that
 // synchronised). Each process's interpreter is found once (detect_python) and kept; one that is
-// not initialised yet is asked again on later calls, a few times.
+// not initialised yet, or was read while it moved, is asked again on later calls, a few times.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,6 +42,7 @@ private:
   struct Known {
     std::optional<PythonProcess> process;
     int attempts = 0; // detections tried while the interpreter was not ready
+    std::chrono::steady_clock::time_point last_attempt;
     bool final = false;
   };
   Frame resolve(const PythonProcess &process, const ProcessMemory &memory,

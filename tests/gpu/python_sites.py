@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """A PyTorch program's alerts name its own lines, on a real GPU (issue 17).
 
-    python3 tests/gpu/python_sites.py NEUTRACERD_BINARY OUTDIR [--seconds 12]
+    python3 tests/gpu/python_sites.py NEUTRACERD_BINARY OUTDIR [--seconds 12] [--defaults]
 
 Starts neutracerd (fast leak settings, hang call threshold 2 s, exact launch counting with 1
-launch in 100 sampled; call sites on by default) and runs PyTorch processes, one after the other
+launch in 100 sampled, a 500 ms scan; call sites on by default; with --defaults: no config and
+no flags, the shipped defaults, where --seconds must exceed the 1 minute hang threshold) and runs PyTorch processes, one after the other
 (`--cases`, all by default):
 - alloc: `ask_too_much()` asks for more memory than the GPU has (torch.empty, caught
   OutOfMemoryError) on its marked line, then `grow()` keeps a new 64 MiB tensor every 0.2 s for
@@ -26,8 +27,9 @@ launch in 100 sampled; call sites on by default) and runs PyTorch processes, one
   sampled launches must be summarised by the model's own code: some by `forward`, and more than
   a fifth of them by torch_workloads.py lines (backward's launches come from autograd's thread,
   which runs no Python).
-Writes OUTDIR/result.md, OUTDIR/<case>.sites.json, OUTDIR/daemon.log. Exit status 0: every
-check holds; 1: a check failed; 2: setup error. Root, CPython 3.11+; no other neutracerd may run.
+Writes OUTDIR/result.md, OUTDIR/<case>.sites.json, OUTDIR/daemon.log, OUTDIR/final.metrics.
+Exit status 0: every check holds; 1: a check failed; 2: setup error. Root, CPython 3.11+; no
+other neutracerd may run.
 """
 import argparse
 import json
@@ -272,7 +274,7 @@ def run_case(case, args, log_path, checks):
         pid = ready[1]
         wait_for(lambda: (s := scrape()) and any(l.get("pid") == pid for _, l, _ in s), 60,
                  f"discovery of pid {pid}")
-        time.sleep(1.5)  # a few scans: its interpreter found and given to the probes
+        time.sleep(6 if args.defaults else 1.5)  # a few scans: its interpreter found and probed
         open(os.path.join(work, "go"), "w").close()
         if case == "alloc":
             check_alloc(pid, args.outdir, log_path, args.seconds, checks)
@@ -284,7 +286,7 @@ def run_case(case, args, log_path, checks):
         else:
             check_seed_leak(case, pid, args.outdir, log_path, args.seconds, checks)
             workload.kill()
-        workload.wait(timeout=120)
+        workload.wait(timeout=max(120, 2 * args.seconds + 30))  # alloc grows, then holds
     finally:
         if workload.poll() is None:
             workload.kill()
@@ -298,6 +300,9 @@ def main():
     p.add_argument("outdir", nargs="?")
     p.add_argument("--seconds", type=float, default=12)
     p.add_argument("--cases", default="alloc,hang,leak_list,leak_graph,leak_varying,cnn")
+    p.add_argument("--defaults", action="store_true",
+                   help="run the daemon with the shipped defaults (then --seconds must exceed "
+                        "detectors.hang.call_threshold, 1 minute)")
     p.add_argument("--child", nargs=2, metavar=("CASE", "GO_FILE"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -305,9 +310,12 @@ def main():
         return 0
     if not args.binary or not args.outdir:
         p.error("BINARY and OUTDIR are required")
+    if args.defaults and args.seconds <= 65:
+        p.error("--defaults needs --seconds above 65: the hang case waits past the 1 minute "
+                "hang threshold")
     os.makedirs(args.outdir, exist_ok=True)
     config = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
-    config.write(CONFIG)
+    config.write("" if args.defaults else CONFIG)
     config.close()
     env = dict(os.environ)
     lib = os.path.join(os.path.dirname(os.path.abspath(args.binary)), "lib")
@@ -316,8 +324,9 @@ def main():
     log_path = os.path.join(args.outdir, "daemon.log")
     checks, version = [], f"{sys.version_info.major}.{sys.version_info.minor}"
     with open(log_path, "w") as log:
+        flags = [] if args.defaults else ["--scan-interval", "500ms"]
         daemon = subprocess.Popen([args.binary, "--config", config.name, "--listen",
-                                   f"127.0.0.1:{PORT}", "--scan-interval", "500ms"],
+                                   f"127.0.0.1:{PORT}"] + flags,
                                   stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             wait_for(scrape, 30, "the daemon's /metrics")
@@ -326,6 +335,8 @@ def main():
                     run_case(case, args, log_path, checks)
                 except RuntimeError as exc:
                     checks.append((str(exc), False, ""))
+            with open(os.path.join(args.outdir, "final.metrics"), "w") as out:
+                out.write(fetch(f"http://127.0.0.1:{PORT}/metrics"))  # for a failure's story
         finally:
             daemon.terminate()
             daemon.wait(timeout=120)
