@@ -181,6 +181,12 @@ struct Config {
     std::chrono::milliseconds straggler_window{30'000};
     // Ranks within this mean wait per collective are in step: no straggler is named.
     std::chrono::milliseconds straggler_min_wait{5};
+    // NCCL's RAS service, asked for the whole job's status every ras_interval. Off by default:
+    // each query runs a collective of NCCL's own across the job (docs/nccl.md, "RAS").
+    bool ras_enabled = false;
+    std::chrono::milliseconds ras_interval{60'000};
+    std::string ras_address = "localhost:28028";
+    std::chrono::milliseconds ras_timeout{15'000};
 
     bool operator==(const Nccl &) const = default;
   } nccl;

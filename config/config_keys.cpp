@@ -574,6 +574,27 @@ std::vector<ConfigKey> make_keys() {
       duration_within(std::chrono::milliseconds(1), std::chrono::seconds(10)),
       "Ranks whose mean wait per collective stays below this are in step: no straggler is "
       "named. Range 1ms..10s."));
+  add(key(
+      "nccl.ras_enabled", [](auto &c) -> auto & { return c.nccl.ras_enabled; }, any_value,
+      "Ask NCCL's RAS service (NCCL 2.24 and later, in every process of a job) for the whole "
+      "job's status every ras_interval while this node runs NCCL processes: its communicators, "
+      "ranks missing or dead, errors and collective counts, as neutracer_nccl_ras_* series. "
+      "Off by default: each query runs a collective of NCCL's own across the job, and some "
+      "NCCL releases crashed under repeated queries (docs/nccl.md, \"RAS\"). Turn it on for "
+      "one node per job (true or false)."));
+  add(key(
+      "nccl.ras_interval", [](auto &c) -> auto & { return c.nccl.ras_interval; },
+      duration_within(std::chrono::seconds(10), std::chrono::hours(1)),
+      "How often to ask NCCL's RAS service when ras_enabled. Range 10s..1h."));
+  add(key(
+      "nccl.ras_address", [](auto &c) -> auto & { return c.nccl.ras_address; }, check_ras_address,
+      "Where NCCL's RAS service listens: NCCL_RAS_ADDR of the job's processes, HOST:PORT or "
+      "[IPv6]:PORT with a literal address or localhost (tried as ::1, then 127.0.0.1)."));
+  add(key(
+      "nccl.ras_timeout", [](auto &c) -> auto & { return c.nccl.ras_timeout; },
+      duration_within(std::chrono::seconds(1), std::chrono::minutes(2)),
+      "A RAS query not answered in full by then counts as no answer. NCCL's own collection "
+      "takes up to about 10 s when ranks do not answer. Range 1s..2m."));
   return keys;
 }
 

@@ -176,9 +176,11 @@ Problem check_xid_journal_per_minute(std::uint64_t per_minute) {
   return std::nullopt;
 }
 
-Problem check_listen_address(const std::string &listen) {
-  static constexpr const char *kExample =
-      "expected HOST:PORT, :PORT or [IPv6]:PORT, e.g. 127.0.0.1:10492";
+namespace {
+
+// HOST:PORT with a literal address or localhost; an empty host (":9100") where allowed.
+Problem host_port_problem(const std::string &listen, bool empty_host_allowed,
+                          const char *kExample) {
   if (listen.empty())
     return std::string("empty address; ") + kExample;
   std::string host;
@@ -204,6 +206,8 @@ Problem check_listen_address(const std::string &listen) {
     host = listen.substr(0, colon);
     port = listen.substr(colon + 1);
     // An empty host (":9100", as Prometheus exporters write it) listens on every interface.
+    if (host.empty() && !empty_host_allowed)
+      return std::string("missing host; ") + kExample;
     if (!host.empty() && host != "localhost" && !is_ipv4_literal(host))
       return "host '" + host + "' must be an IPv4 address such as 127.0.0.1, 'localhost' or an " +
              "IPv6 address in brackets";
@@ -215,11 +219,25 @@ Problem check_listen_address(const std::string &listen) {
   const int port_number = std::stoi(port);
   if (port_number < 1 || port_number > 65535)
     return "port " + port + " is out of range; must be between 1 and 65535";
+  return std::nullopt;
+}
+
+} // namespace
+
+Problem check_listen_address(const std::string &listen) {
+  if (auto problem = host_port_problem(
+          listen, true, "expected HOST:PORT, :PORT or [IPv6]:PORT, e.g. 127.0.0.1:10492"))
+    return problem;
   // Valid, but can this server listen there? (--check-config must say so, not the start.)
   const auto listening_port = civetweb_listening_port(listen, civetweb_has_ipv6());
   if (const auto *refusal = std::get_if<ListenRefusal>(&listening_port))
     return refusal->reason;
   return std::nullopt;
+}
+
+Problem check_ras_address(const std::string &address) {
+  return host_port_problem(address, false,
+                           "expected HOST:PORT or [IPv6]:PORT, e.g. localhost:28028");
 }
 
 Problem check_scan_interval(milliseconds interval) {

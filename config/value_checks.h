@@ -55,6 +55,8 @@ Problem check_kmsg_path(const std::string &path);
 Problem check_xid_journal_per_minute(std::uint64_t per_minute);
 // Syntax, and whether civetweb can listen there (IPv6 needs a civetweb built with it).
 Problem check_listen_address(const std::string &listen);
+// nccl.ras_address: HOST:PORT or [IPv6]:PORT, a literal address or localhost.
+Problem check_ras_address(const std::string &address);
 Problem check_scan_interval(std::chrono::milliseconds interval);
 Problem check_log_level(const std::string &level);
 Problem check_log_format(const std::string &format);

@@ -14,6 +14,7 @@
 #include "collectors/detector_collector.h"
 #include "collectors/gpu_health_collector.h"
 #include "collectors/nccl_collector.h"
+#include "collectors/nccl_ras_collector.h"
 #include "collectors/nvml_collector.h"
 #include "collectors/os_collector.h"
 #include "config/config.h"
@@ -50,6 +51,7 @@ private:
   GpuHealthCollector gpu_health_;
   AllocatorCollector allocator_;
   NcclCollector nccl_;
+  std::unique_ptr<NcclRasCollector> nccl_ras_; // null unless nccl.ras_enabled
   DetectorCollector detectors_;
   BpfMapsCollector bpf_maps_;
 };

@@ -4,11 +4,14 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
+
+#include "common/unique_fd.h"
 
 namespace neutracer {
 namespace {
@@ -58,38 +61,45 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-// A connected non-blocking socket to `endpoint`, or -1 with `error` set.
-int connect_to(const Endpoint &endpoint, Clock::time_point deadline, std::string &error) {
+using AddressInfo = std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)>;
+
+// The endpoint as a socket address; null when its host or port is not numeric (no name
+// lookups: a poll must not block on DNS).
+AddressInfo numeric_address(const Endpoint &endpoint) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
   addrinfo *found = nullptr;
-  if (::getaddrinfo(endpoint.host.c_str(), endpoint.port.c_str(), &hints, &found) != 0 || !found) {
+  if (::getaddrinfo(endpoint.host.c_str(), endpoint.port.c_str(), &hints, &found) != 0)
+    found = nullptr;
+  return AddressInfo(found, &::freeaddrinfo);
+}
+
+// A connected non-blocking socket to `endpoint`; empty, with `error` set, when none.
+UniqueFd connect_to(const Endpoint &endpoint, Clock::time_point deadline, std::string &error) {
+  const auto found = numeric_address(endpoint);
+  if (!found) {
     error = "not a numeric address: " + endpoint.host + ":" + endpoint.port;
-    return -1;
+    return UniqueFd{};
   }
-  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  UniqueFd fd(::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) {
     error = std::strerror(errno);
-    ::freeaddrinfo(found);
-    return -1;
+    return fd;
   }
-  const int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
-  ::freeaddrinfo(found);
+  const int rc = ::connect(fd.get(), found->ai_addr, found->ai_addrlen);
   int so_error = rc == 0 ? 0 : errno;
   if (so_error == EINPROGRESS) {
-    if (!wait_for(fd, POLLOUT, deadline)) {
+    if (!wait_for(fd.get(), POLLOUT, deadline)) {
       error = "connect timed out";
-      ::close(fd);
-      return -1;
+      return UniqueFd{};
     }
     socklen_t length = sizeof so_error;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &length);
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &length);
   }
   if (so_error != 0) {
     error = std::strerror(so_error);
-    ::close(fd);
-    return -1;
+    return UniqueFd{};
   }
   return fd;
 }
@@ -104,25 +114,24 @@ RasReply query_ras_status(const std::string &address, std::chrono::milliseconds 
     reply.error = "not host:port: " + address;
     return reply;
   }
-  int fd = -1;
+  UniqueFd fd;
   for (const auto &target : targets)
-    if ((fd = connect_to(target, deadline, reply.error)) >= 0)
+    if ((fd = connect_to(target, deadline, reply.error)))
       break;
-  if (fd < 0)
+  if (!fd)
     return reply;
   constexpr std::string_view kRequest = "SET FORMAT json\nSTATUS\n";
   std::size_t sent = 0;
   while (sent < kRequest.size()) {
-    const auto n = ::send(fd, kRequest.data() + sent, kRequest.size() - sent, MSG_NOSIGNAL);
+    const auto n = ::send(fd.get(), kRequest.data() + sent, kRequest.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EAGAIN && wait_for(fd, POLLOUT, deadline)) {
+    } else if (n < 0 && errno == EAGAIN && wait_for(fd.get(), POLLOUT, deadline)) {
       continue;
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
       reply.error = "send failed";
-      ::close(fd);
       return reply;
     }
   }
@@ -130,7 +139,7 @@ RasReply query_ras_status(const std::string &address, std::chrono::milliseconds 
   constexpr std::size_t kMaxReply = 64u << 20;
   char buffer[16384];
   for (;;) {
-    const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+    const auto n = ::recv(fd.get(), buffer, sizeof buffer, 0);
     if (n > 0) {
       reply.text.append(buffer, static_cast<std::size_t>(n));
       if (reply.text.size() > kMaxReply) {
@@ -140,14 +149,13 @@ RasReply query_ras_status(const std::string &address, std::chrono::milliseconds 
     } else if (n == 0) {
       reply.answered = true; // the server closes the connection after its report
       break;
-    } else if (errno == EINTR || (errno == EAGAIN && wait_for(fd, POLLIN, deadline))) {
+    } else if (errno == EINTR || (errno == EAGAIN && wait_for(fd.get(), POLLIN, deadline))) {
       continue;
     } else {
       reply.error = errno == EAGAIN ? "no full reply before the timeout" : std::strerror(errno);
       break;
     }
   }
-  ::close(fd);
   return reply;
 }
 
