@@ -3,14 +3,20 @@
 // is a neutracer-nccl-rank process that also maps the stand-in libcuda, so the daemon traces it
 // as a CUDA process and probes the NCCL file it maps; the test makes the ranks call collectives
 // in step, stop, and straggle.
+#include <arpa/inet.h>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <memory>
+#include <netinet/in.h>
+#include <poll.h>
 #include <regex>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 #include "e2e_fixture.h"
 
@@ -192,6 +198,112 @@ TEST_F(NcclE2E, TheRankThatArrivesLastIsNamedTheStraggler) {
       << log();
   command(*rank0, "exit");
   command(*rank1, "exit");
+}
+
+// NCCL's RAS service as a stand-in: on 127.0.0.1, answers every connection that asks for STATUS
+// with `reply` (a job with one rank answering and one missing), counting the queries.
+class FakeRasServer {
+public:
+  explicit FakeRasServer(std::string reply) : reply_(std::move(reply)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+    socklen_t length = sizeof address;
+    ::getsockname(listener_, reinterpret_cast<sockaddr *>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    EXPECT_EQ(::listen(listener_, 8), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeRasServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int queries() const { return queries_; }
+
+private:
+  void serve() {
+    while (!stop_) {
+      pollfd entry{listener_, POLLIN, 0};
+      if (::poll(&entry, 1, 50) <= 0)
+        continue;
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0)
+        continue;
+      std::string received;
+      char buffer[256];
+      while (received.find("STATUS\n") == std::string::npos) {
+        const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n <= 0)
+          break;
+        received.append(buffer, static_cast<std::size_t>(n));
+      }
+      if (received.find("SET FORMAT json\nSTATUS\n") != std::string::npos) {
+        ++queries_;
+        ::send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+      }
+      ::close(fd);
+    }
+  }
+
+  std::string reply_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> queries_{0};
+  std::thread thread_;
+};
+
+constexpr const char *kRasStatus = R"(OK
+{"nccl_version": "2.28.9", "communicators": [
+  {"hash": "0xae94423cfbb2ef4a", "secondary_hash": "0x1f2e", "size": 2,
+   "ranks": [{"rank": 0, "host": "10.0.0.1", "pid": 4242, "cuda_dev": 0, "nvml_dev": 0,
+              "status": {"init_state": 0, "async_error": 0, "abort_flag": false},
+              "collective_counts": {"AllReduce": 17}}],
+   "missing_ranks": [{"rank": 1, "host": "10.0.0.2", "pid": 4343, "cuda_dev": 0, "nvml_dev": 0
+                      "status": {"unresponsive": true, "considered_dead": true}}]}]})";
+
+class NcclRasE2E : public NcclE2E {
+protected:
+  std::string config_yaml() const override {
+    return "nccl: {ras_enabled: true, ras_interval: 10s, ras_timeout: 2s, ras_address: \"" +
+           ras_.address() + "\"}\n";
+  }
+  FakeRasServer ras_{kRasStatus};
+};
+
+TEST_F(NcclRasE2E, TheJobsStatusIsAskedOnlyOnceThisNodeRunsNcclAndShownInSeries) {
+  auto rank = start_rank("rank0");
+  std::this_thread::sleep_for(500ms); // a few scans
+  bool other_nccl = false; // another job on this machine would make the daemon ask at once
+  for (const auto &[key, sample] : scrape())
+    other_nccl = other_nccl || key.starts_with("neutracer_nccl_collectives_total{");
+  if (!other_nccl) {
+    EXPECT_EQ(ras_.queries(), 0) << "no communicator on this node yet: nobody is asked";
+    EXPECT_EQ(value(scrape(), "neutracer_nccl_ras_up", {}), 0);
+  }
+  ASSERT_EQ(command(*rank, "init jobR 0 2"), "OK init");
+  ASSERT_TRUE(eventually([&] { return value(scrape(), "neutracer_nccl_ras_up", {}) == 1; }, 10s))
+      << log();
+  const auto scraped = scrape();
+  if (!other_nccl) {
+    EXPECT_EQ(ras_.queries(), 1) << "the next query is 10 s later";
+    EXPECT_EQ(value(scraped, "neutracer_nccl_ras_polls_total", {{"result", "ok"}}), 1);
+  }
+  EXPECT_EQ(value(scraped, "neutracer_nccl_ras_ranks",
+                  {{"comm_hash", "0xae94423cfbb2ef4a"}, {"state", "dead"}}),
+            1);
+  EXPECT_EQ(value(scraped, "neutracer_nccl_ras_missing_rank",
+                  {{"rank", "1"}, {"host", "10.0.0.2"}, {"pid", "4343"}, {"dead", "true"}}),
+            1);
+  EXPECT_EQ(
+      value(scraped, "neutracer_nccl_ras_collectives", {{"op", "AllReduce"}, {"bound", "max"}}),
+      17);
+  EXPECT_NE(log().find("answered: 1 communicators"), std::string::npos) << log();
+  command(*rank, "exit");
 }
 
 } // namespace
