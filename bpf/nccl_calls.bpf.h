@@ -13,6 +13,48 @@
 
 DEFINE_HASH_MAP(nccl_inflight, struct nt_inflight_key, struct nt_nccl_inflight, 4096);
 
+/* A communicator of one process, for its collective count. */
+struct nccl_comm_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 comm;
+};
+
+/* Collectives called per communicator; LRU: a process that exits without destroying its
+ * communicators leaves entries that age out. */
+struct nccl_comm_sequence {
+	__u64 proc_start_ns; /* an entry of an earlier process with the same PID is started over */
+	__u64 called;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct nccl_comm_key);
+	__type(value, struct nccl_comm_sequence);
+} nccl_sequences SEC(".maps");
+
+/* The number of this collective of `comm` in the calling process, from 1. */
+static __always_inline __u64 nccl_next_sequence(__u32 tgid, __u64 comm, __u64 proc_start_ns)
+{
+	struct nccl_comm_key key = {.tgid = tgid, .comm = comm};
+	struct nccl_comm_sequence *sequence = bpf_map_lookup_elem(&nccl_sequences, &key);
+
+	if (sequence && sequence->proc_start_ns == proc_start_ns)
+		return __sync_add_and_fetch(&sequence->called, 1);
+	struct nccl_comm_sequence first = {.proc_start_ns = proc_start_ns, .called = 1};
+
+	bpf_map_update_elem(&nccl_sequences, &key, &first, BPF_ANY);
+	return 1;
+}
+
+static __always_inline void nccl_forget_sequence(__u32 tgid, __u64 comm)
+{
+	struct nccl_comm_key key = {.tgid = tgid, .comm = comm};
+
+	bpf_map_delete_elem(&nccl_sequences, &key);
+}
+
 /* libbpf 1.1's bpf_tracing.h stops at the fifth argument. */
 static __always_inline __u64 nccl_arg6(struct pt_regs *ctx)
 {
@@ -117,6 +159,11 @@ int nccl_enter(struct pt_regs *ctx)
 	/* Where a collective was called from: the site a hang names. */
 	if (nccl_is_transfer(key.api))
 		call.stack_id = entry_stacks(ctx, &call.python_stack);
+	if (key.api >= NT_NCCL_ALL_REDUCE && key.api <= NT_NCCL_REDUCE_SCATTER)
+		call.sequence =
+		    nccl_next_sequence(key.pid_tgid >> 32, call.comm, call.proc_start_ns);
+	else if (key.api == NT_NCCL_COMM_DESTROY || key.api == NT_NCCL_COMM_ABORT)
+		nccl_forget_sequence(key.pid_tgid >> 32, call.comm);
 	keep_inflight(&nccl_inflight, &key, &call);
 	return 0;
 }
@@ -149,8 +196,11 @@ int nccl_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	/* A new communicator is known once the call wrote it (ncclInProgress, 7: non-blocking). */
-	if (call->comm_out && (event->result == 0 || event->result == 7))
+	if (call->comm_out && (event->result == 0 || event->result == 7)) {
 		event->call.comm = read_user_u64(call->comm_out);
+		/* A new communicator where an old one was: its count starts again. */
+		nccl_forget_sequence(key.pid_tgid >> 32, event->call.comm);
+	}
 	bpf_map_delete_elem(&nccl_inflight, &key);
 	bpf_ringbuf_submit(event, 0);
 	return 0;

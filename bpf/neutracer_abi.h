@@ -320,7 +320,13 @@ struct nt_nccl_inflight {
 	 */
 	nt_u64 comm_key;
 	nt_u64 python_stack; /* collectives: the caller's Python stack (python_stacks key), 0 if none */
-	nt_u32 datatype;     /* ncclDataType_t (collectives, send/recv) */
+	/*
+	 * Collectives: the number of this one among the communicator's collectives in this process,
+	 * from 1, counted at entry in the kernel: a lost event leaves a gap instead of shifting the
+	 * count. 0 for other calls.
+	 */
+	nt_u64 sequence;
+	nt_u32 datatype; /* ncclDataType_t (collectives, send/recv) */
 	/*
 	 * Init: the rank (scalable: myrank) and nranks; split: color in `rank`, nranks -1;
 	 * broadcast/reduce: the root in `rank`; send/recv: the peer in `rank`; else -1.

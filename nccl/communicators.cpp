@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nccl/communicators.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 namespace neutracer {
@@ -115,13 +117,26 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
     comm->enqueue_seconds += static_cast<double>(event.exit_ns - event.call.enter_ns) / 1e9;
   if (!is_nccl_collective(op))
     return;
-  ++comm->collectives;
+  // The kernel numbers each collective (0 from probes that do not): events lost on the way
+  // leave a gap of unknown arrivals instead of shifting this rank against the others.
+  const std::uint64_t number =
+      event.call.sequence != 0 ? event.call.sequence : comm->collectives + 1;
+  if (number <= comm->collectives) {
+    // Out of order (another thread's call on the same communicator): its slot, if still kept.
+    const auto back = comm->collectives - number;
+    if (back < comm->arrivals.size())
+      comm->arrivals[comm->arrivals.size() - 1 - back] = event.call.enter_ns;
+    return;
+  }
+  const auto missed = number - comm->collectives - 1;
+  comm->missed_collectives += missed;
+  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(missed, settings_.arrivals_kept); ++i)
+    comm->arrivals.push_back(kUnknownArrival);
+  comm->collectives = number;
   comm->arrivals.push_back(event.call.enter_ns);
   while (comm->arrivals.size() > settings_.arrivals_kept)
     comm->arrivals.pop_front();
   comm->last_op = op;
-  comm->last_stack = event.call.stack_id;
-  comm->last_python_stack = event.call.python_stack;
   comm->last_call_ns = event.call.enter_ns;
 }
 

@@ -28,6 +28,9 @@ struct NcclCommunicatorsSettings {
   std::size_t arrivals_kept = 512;                // collective arrival times kept per communicator
 };
 
+// An arrival time not known: the collective's event was lost.
+inline constexpr std::uint64_t kUnknownArrival = 0;
+
 struct NcclCommunicator {
   std::string id;
   std::uint64_t key = 0; // what `id` is made from; 0 unless joinable
@@ -38,13 +41,12 @@ struct NcclCommunicator {
   std::array<std::uint64_t, kNcclTransferOps> bytes{};  // count x element size
   std::array<std::uint64_t, kNcclTransferOps> failed{}; // calls that returned an error
   double enqueue_seconds = 0;    // host time inside the calls (enqueueing, not the GPU's work)
-  std::uint64_t collectives = 0; // collective calls seen: the sequence number of the next one
+  std::uint64_t collectives = 0; // collectives called: the number of the latest one
   // Enter times of the latest collectives, oldest first: number i is collective
-  // (collectives - arrivals.size() + i).
+  // (collectives - arrivals.size() + i); kUnknownArrival for those whose events were lost.
   std::deque<std::uint64_t> arrivals;
+  std::uint64_t missed_collectives = 0; // numbered by the kernel, their events lost
   nt_nccl_op last_op = NT_NCCL_NONE; // the latest collective
-  std::int32_t last_stack = NT_NO_STACK;
-  std::uint64_t last_python_stack = 0;
   std::uint64_t last_call_ns = 0; // enter time of the latest collective
   // Splits of this communicator so far, by color: the n-th split of one color is the same
   // communicator in every rank (ncclCommSplit is collective over the parent).

@@ -24,16 +24,18 @@ std::optional<Straggler> find_straggler(const std::vector<NcclRank> &ranks, std:
   for (std::uint64_t k = first; k < end; ++k) {
     std::uint64_t earliest = UINT64_MAX, latest = 0;
     std::size_t last = 0;
+    bool known = true;
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       const auto &comm = *ranks[r].communicator;
       const auto at = comm.arrivals[k - (comm.collectives - comm.arrivals.size())];
+      known = known && at != kUnknownArrival;
       earliest = std::min(earliest, at);
       if (at >= latest) {
         latest = at;
         last = r;
       }
     }
-    if (latest < since)
+    if (!known || latest < since) // a lost event: who came last is not known
       continue;
     const double wait = static_cast<double>(latest - earliest) / 1e9;
     waited[last] += wait;

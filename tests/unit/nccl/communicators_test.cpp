@@ -134,5 +134,26 @@ TEST(NcclCommunicators, BoundedPerProcessAndInArrivals) {
   EXPECT_EQ(comm.arrivals, (std::deque<std::uint64_t>{17, 18, 19}));
 }
 
+TEST(NcclCommunicators, TheKernelsNumbersLeaveAGapForLostEventsAndPlaceLateOnes) {
+  NcclCommunicators all;
+  const auto numbered = [](std::uint64_t number, std::uint64_t enter_ns) {
+    auto event = nccl_call(NT_NCCL_ALL_REDUCE, 0xc0, 1, kFloat32, enter_ns);
+    event.call.sequence = number;
+    return event;
+  };
+  all.apply(kRank0, numbered(1, 10));
+  all.apply(kRank0, numbered(2, 20));
+  all.apply(kRank0, numbered(5, 50)); // 3 and 4 lost
+  const auto &comm = all.processes().at(kRank0).at(0xc0);
+  EXPECT_EQ(comm.collectives, 5u);
+  EXPECT_EQ(comm.missed_collectives, 2u);
+  EXPECT_EQ(comm.arrivals,
+            (std::deque<std::uint64_t>{10, 20, kUnknownArrival, kUnknownArrival, 50}));
+  all.apply(kRank0, numbered(4, 40)); // late, from another thread
+  EXPECT_EQ(comm.collectives, 5u);
+  EXPECT_EQ(comm.arrivals, (std::deque<std::uint64_t>{10, 20, kUnknownArrival, 40, 50}));
+  EXPECT_EQ(comm.last_call_ns, 50u) << "the latest collective is still number 5";
+}
+
 } // namespace
 } // namespace neutracer

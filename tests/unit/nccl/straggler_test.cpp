@@ -48,6 +48,26 @@ TEST(Straggler, TheRankThatArrivesLastIsNamedWithItsWaitShare) {
   EXPECT_EQ(straggler->collectives, 120u);
 }
 
+TEST(Straggler, ACollectiveWithALostArrivalIsNotJudged) {
+  auto all = steps(/*slow=*/2, /*delay_ms=*/50, /*jitter_ms=*/2, /*count=*/10);
+  // Rank 2's next collective is numbered 22: its 21st event was lost. Both collectives 21
+  // and 22 have arrivals of every other rank.
+  for (int r = 0; r < 4; ++r) {
+    const auto handle = 0x100 + static_cast<std::uint64_t>(r);
+    for (std::uint64_t number = 21; number <= 22; ++number) {
+      if (r == 2 && number == 21)
+        continue;
+      auto call = nccl_call(NT_NCCL_ALL_REDUCE, handle, 1, 7, (1000 + number) * kMs);
+      call.call.sequence = number;
+      all.apply(kRanks[r], call);
+    }
+  }
+  const auto straggler = find_straggler(ranks_of(all), 1100 * kMs, {});
+  ASSERT_TRUE(straggler);
+  EXPECT_EQ(straggler->rank.process, kRanks[2]);
+  EXPECT_EQ(straggler->collectives, 21u) << "20 steps' and number 22; not number 21";
+}
+
 TEST(Straggler, RanksInStepNameNobody) {
   const auto all = steps(/*slow=*/-1, 0, /*jitter_ms=*/2);
   EXPECT_FALSE(find_straggler(ranks_of(all), 6000 * kMs, {})) << "jitter is shared by all";
