@@ -88,6 +88,8 @@ std::string NcclCollector::last_site(const std::string &communicator,
 }
 
 void NcclCollector::journal_new_findings(const NcclFindings &previous) {
+  if (findings_.hangs.empty() && findings_.stragglers.empty())
+    return; // the usual scan: no process names to gather
   std::map<ProcessId, std::string> comms;
   for (const auto &[id, process] : cuda_.state().processes())
     comms.emplace(id, process.comm);

@@ -2,8 +2,9 @@
 #include "nccl/communicators.h"
 
 #include <algorithm>
-
 #include <cstdio>
+
+#include "common/text.h"
 
 namespace neutracer {
 namespace {
@@ -17,11 +18,8 @@ std::uint64_t mix(std::uint64_t value) {
   return value ^ (value >> 31);
 }
 
-std::string hex_id(char prefix, std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%c%llx", prefix, static_cast<unsigned long long>(value));
-  return text;
-}
+// A communicator that joins nothing is named by its handle in this process: "h7f3a...".
+std::string handle_id(std::uint64_t handle) { return "h" + hex_text(handle).substr(2); }
 
 constexpr std::uint32_t kNcclInProgress = 7;
 // Colors of splits kept per parent; past them a split joins nothing.
@@ -85,7 +83,7 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
       ++untracked_calls_;
       return;
     }
-    comm->id = joinable ? nccl_communicator_id(key) : hex_id('h', event.call.comm);
+    comm->id = joinable ? nccl_communicator_id(key) : handle_id(event.call.comm);
     comm->key = key;
     comm->joinable = joinable;
     comm->rank = rank;
@@ -107,7 +105,7 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
     return;
   }
   if (comm->id.empty())
-    comm->id = hex_id('h', event.call.comm);
+    comm->id = handle_id(event.call.comm);
   const auto index = nccl_transfer_index(op);
   ++comm->calls[index];
   if (event.result != 0 && event.result != kNcclInProgress)
