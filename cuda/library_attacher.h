@@ -32,10 +32,19 @@ private:
   void report_hot_entries(const std::string &path,
                           const std::vector<AttachSummary::HotEntry> &entries);
   void detach_unused(const DiscoveryResult &discovery);
+  void note_failure(const CudaLibrary &library, const std::string &error);
 
   CudaTracing &tracer_;
   AttachCounts counts_;
   std::map<LibraryId, int> unused_scans_; // attached libraries no process maps, by scans unused
+  // Libraries whose attach failed outright (unreadable symbols, probes refused): tried again
+  // after 1, 2, 4, ... up to kMaxRetryScans scans, warned about once.
+  struct Failing {
+    std::uint64_t next_scan = 0;
+    std::uint64_t delay = 1;
+  };
+  std::map<LibraryId, Failing> failing_;
+  std::uint64_t scan_ = 0;
 };
 
 } // namespace neutracer

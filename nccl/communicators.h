@@ -46,8 +46,8 @@ struct NcclCommunicator {
   // (collectives - arrivals.size() + i); kUnknownArrival for those whose events were lost.
   std::deque<std::uint64_t> arrivals;
   std::uint64_t missed_collectives = 0; // numbered by the kernel, their events lost
-  nt_nccl_op last_op = NT_NCCL_NONE; // the latest collective
-  std::uint64_t last_call_ns = 0; // enter time of the latest collective
+  nt_nccl_op last_op = NT_NCCL_NONE;    // the latest collective
+  std::uint64_t last_call_ns = 0;       // enter time of the latest collective
   // Splits of this communicator so far, by color: the n-th split of one color is the same
   // communicator in every rank (ncclCommSplit is collective over the parent).
   std::map<std::int32_t, std::uint32_t> splits;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,8 +19,16 @@ namespace neutracer::test {
 class FakeTracing : public CudaTracing {
 public:
   AttachSummary attach(const CudaLibrary &library) override {
-    attached_.insert(library.id);
     ++attach_calls;
+    if (!attach_error.empty())
+      return {.probes = 0,
+              .missing_symbols = 0,
+              .errors = 1,
+              .first_error = attach_error,
+              .retry = false,
+              .out_of_descriptors = false,
+              .hot_entries = {}};
+    attached_.insert(library.id);
     return {.probes = 100,
             .missing_symbols = 0,
             .errors = 0,
@@ -107,10 +116,11 @@ public:
   std::map<std::int32_t, std::vector<std::uint64_t>> stacks;
   std::vector<LaunchStackCount> launch_stacks;
   int attach_calls = 0;
+  std::string attach_error; // non-empty: every attach fails with it
   std::vector<LaunchCount> launches;
-  std::vector<nt_call_event> events; // delivered at the next poll
-  std::vector<nt_block_event> block_events; // delivered at the next poll, after `events`
-  std::vector<nt_nccl_event> nccl_events;   // delivered at the next poll, after those
+  std::vector<nt_call_event> events;             // delivered at the next poll
+  std::vector<nt_block_event> block_events;      // delivered at the next poll, after `events`
+  std::vector<nt_nccl_event> nccl_events;        // delivered at the next poll, after those
   std::map<int, std::string> allocator_attached; // pid -> library path
   std::string allocator_error;                   // what attach_allocator_probes answers
   int allocator_detaches = 0;
