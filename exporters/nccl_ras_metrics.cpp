@@ -2,6 +2,7 @@
 #include "exporters/nccl_ras_metrics.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -63,72 +64,71 @@ void write_nccl_ras_metrics(const RasSnapshot &snapshot, MetricSink &sink) {
   sink.family("neutracer_nccl_ras_collection_seconds",
               "How long NCCL took to gather the last status across the job.", MetricType::gauge);
   sink.sample({}, status.collection_seconds);
-  sink.family("neutracer_nccl_ras_ranks",
-              "Ranks of each communicator of the job by state: reporting (answered the last "
-              "status), missing (did not), dead (NCCL gave up on it: unreachable for 60 s).",
-              MetricType::gauge);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto &comm = status.communicators[i];
-    const auto dead = std::count_if(comm.missing.begin(), comm.missing.end(),
-                                    [](const auto &rank) { return rank.considered_dead; });
-    const auto labels = communicator_labels(comm);
-    sink.sample(labels, {{"state", "reporting"}}, static_cast<double>(comm.ranks.size()));
-    sink.sample(labels, {{"state", "missing"}}, static_cast<double>(comm.missing.size()));
-    sink.sample(labels, {{"state", "dead"}}, static_cast<double>(dead));
-  }
-  sink.family("neutracer_nccl_ras_rank_errors",
-              "Reporting ranks of each communicator with an error: init (initialisation "
-              "failed), async (an asynchronous NCCL error), aborted (the communicator was "
-              "aborted).",
-              MetricType::gauge);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto &comm = status.communicators[i];
-    std::size_t init = 0, async = 0, aborted = 0;
-    for (const auto &rank : comm.ranks) {
-      init += rank.init_state != 0 && rank.init_state != 7; // 7: still initialising
-      async += rank.async_error != 0;
-      aborted += rank.aborted;
-    }
-    const auto labels = communicator_labels(comm);
-    sink.sample(labels, {{"kind", "init"}}, static_cast<double>(init));
-    sink.sample(labels, {{"kind", "async"}}, static_cast<double>(async));
-    sink.sample(labels, {{"kind", "aborted"}}, static_cast<double>(aborted));
-  }
-  sink.family("neutracer_nccl_ras_collectives",
-              "Collectives launched per operation by the reporting ranks of each communicator: "
-              "the fewest (bound=\"min\") and the most (bound=\"max\") of any rank. A gap that "
-              "stays open: a rank is behind the others.",
-              MetricType::gauge);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto &comm = status.communicators[i];
-    const auto labels = communicator_labels(comm);
-    for (const auto &[op, range] : collective_spread(comm)) {
-      sink.sample(labels, {{"op", op}, {"bound", "min"}}, static_cast<double>(range.first));
-      sink.sample(labels, {{"op", op}, {"bound", "max"}}, static_cast<double>(range.second));
-    }
-  }
-  sink.family("neutracer_nccl_ras_missing_rank",
-              "1 for each rank that did not answer the last status, with where NCCL last knew "
-              "it; dead=\"true\" once NCCL gave up on it.",
-              MetricType::gauge);
+  // One family with each shown communicator's samples, written by `samples`.
+  const auto per_communicator =
+      [&](std::string_view name, std::string_view help,
+          const std::function<void(const RasCommunicator &, const Labels &)> &samples) {
+        sink.family(name, help, MetricType::gauge);
+        for (std::size_t i = 0; i < shown; ++i)
+          samples(status.communicators[i], communicator_labels(status.communicators[i]));
+      };
+  per_communicator(
+      "neutracer_nccl_ras_ranks",
+      "Ranks of each communicator of the job by state: reporting (answered the last status), "
+      "missing (did not), dead (NCCL gave up on it: unreachable for 60 s).",
+      [&](const RasCommunicator &comm, const Labels &labels) {
+        const auto dead = std::count_if(comm.missing.begin(), comm.missing.end(),
+                                        [](const auto &rank) { return rank.considered_dead; });
+        sink.sample(labels, {{"state", "reporting"}}, static_cast<double>(comm.ranks.size()));
+        sink.sample(labels, {{"state", "missing"}}, static_cast<double>(comm.missing.size()));
+        sink.sample(labels, {{"state", "dead"}}, static_cast<double>(dead));
+      });
+  per_communicator(
+      "neutracer_nccl_ras_rank_errors",
+      "Reporting ranks of each communicator with an error: init (initialisation failed), async "
+      "(an asynchronous NCCL error), aborted (the communicator was aborted).",
+      [&](const RasCommunicator &comm, const Labels &labels) {
+        std::size_t init = 0, async = 0, aborted = 0;
+        for (const auto &rank : comm.ranks) {
+          init += rank.init_state != 0 && rank.init_state != 7; // 7: still initialising
+          async += rank.async_error != 0;
+          aborted += rank.aborted;
+        }
+        sink.sample(labels, {{"kind", "init"}}, static_cast<double>(init));
+        sink.sample(labels, {{"kind", "async"}}, static_cast<double>(async));
+        sink.sample(labels, {{"kind", "aborted"}}, static_cast<double>(aborted));
+      });
+  per_communicator(
+      "neutracer_nccl_ras_collectives",
+      "Collectives launched per operation by the reporting ranks of each communicator: the "
+      "fewest (bound=\"min\") and the most (bound=\"max\") of any rank. A gap that stays "
+      "open: a rank is behind the others.",
+      [&](const RasCommunicator &comm, const Labels &labels) {
+        for (const auto &[op, range] : collective_spread(comm)) {
+          sink.sample(labels, {{"op", op}, {"bound", "min"}}, static_cast<double>(range.first));
+          sink.sample(labels, {{"op", op}, {"bound", "max"}}, static_cast<double>(range.second));
+        }
+      });
   std::size_t missing_shown = 0;
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto &comm = status.communicators[i];
-    const auto labels = communicator_labels(comm);
-    for (const auto &rank : comm.missing) {
-      if (missing_shown == kRasMaxMissingRanks) {
-        ++dropped;
-        continue;
-      }
-      ++missing_shown;
-      sink.sample(labels,
-                  {{"rank", std::to_string(rank.rank)},
-                   {"host", rank.host},
-                   {"pid", std::to_string(rank.pid)},
-                   {"dead", rank.considered_dead ? "true" : "false"}},
-                  1);
-    }
-  }
+  per_communicator(
+      "neutracer_nccl_ras_missing_rank",
+      "1 for each rank that did not answer the last status, with where NCCL last knew it; "
+      "dead=\"true\" once NCCL gave up on it.",
+      [&](const RasCommunicator &comm, const Labels &labels) {
+        for (const auto &rank : comm.missing) {
+          if (missing_shown == kRasMaxMissingRanks) {
+            ++dropped;
+            continue;
+          }
+          ++missing_shown;
+          sink.sample(labels,
+                      {{"rank", std::to_string(rank.rank)},
+                       {"host", rank.host},
+                       {"pid", std::to_string(rank.pid)},
+                       {"dead", rank.considered_dead ? "true" : "false"}},
+                      1);
+        }
+      });
   sink.family("neutracer_nccl_ras_series_dropped",
               "Communicators and missing ranks of the last status left out of the series above "
               "(their bounds: 256 each).",

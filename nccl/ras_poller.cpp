@@ -4,18 +4,20 @@
 #include <spdlog/spdlog.h>
 #include <utility>
 
+#include "common/enum_names.h"
+
 namespace neutracer {
 
-const char *ras_poll_result_name(RasPollResult result) {
-  switch (result) {
-  case RasPollResult::ok:
-    return "ok";
-  case RasPollResult::no_answer:
-    return "no_answer";
-  case RasPollResult::bad_reply:
-    return "bad_reply";
-  }
-  return "unknown";
+namespace {
+
+constexpr std::array<std::string_view, kRasPollResults> kResultNames = {"ok", "no_answer",
+                                                                        "bad_reply"};
+static_assert(kResultNames.size() == enum_count(RasPollResult::bad_reply));
+
+} // namespace
+
+std::string_view ras_poll_result_name(RasPollResult result) {
+  return enum_name(result, kResultNames);
 }
 
 RasPoller::RasPoller(RasPollerSettings settings, Query query)

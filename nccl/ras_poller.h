@@ -14,6 +14,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "nccl/ras_query.h"
@@ -30,7 +31,7 @@ struct RasPollerSettings {
 // Each poll's result, a label of neutracer_nccl_ras_polls_total.
 enum class RasPollResult { ok, no_answer, bad_reply };
 inline constexpr std::size_t kRasPollResults = 3;
-const char *ras_poll_result_name(RasPollResult result);
+std::string_view ras_poll_result_name(RasPollResult result);
 
 struct RasSnapshot {
   // The last poll's status, if it read one (no stale job state); shared, not copied, per scan.

@@ -20,11 +20,17 @@ template <typename T> T field(const json &object, const char *name, T otherwise)
   }
 }
 
-RasRank rank_of(const json &entry) {
-  RasRank rank;
+// Where a rank runs, as both its entries (answering or missing) say it.
+template <typename Rank> Rank placed(const json &entry) {
+  Rank rank;
   rank.rank = field(entry, "rank", -1);
   rank.host = field<std::string>(entry, "host", "");
   rank.pid = field(entry, "pid", -1);
+  return rank;
+}
+
+RasRank rank_of(const json &entry) {
+  auto rank = placed<RasRank>(entry);
   rank.cuda_device = field(entry, "cuda_dev", -1);
   if (const auto status = entry.find("status"); status != entry.end() && status->is_object()) {
     rank.init_state = field(*status, "init_state", 0);
@@ -41,10 +47,7 @@ RasRank rank_of(const json &entry) {
 }
 
 RasMissingRank missing_of(const json &entry) {
-  RasMissingRank rank;
-  rank.rank = field(entry, "rank", -1);
-  rank.host = field<std::string>(entry, "host", "");
-  rank.pid = field(entry, "pid", -1);
+  auto rank = placed<RasMissingRank>(entry);
   if (const auto status = entry.find("status"); status != entry.end() && status->is_object()) {
     rank.unresponsive = field(*status, "unresponsive", false);
     rank.considered_dead = field(*status, "considered_dead", false);
