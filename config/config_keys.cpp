@@ -592,9 +592,10 @@ std::vector<ConfigKey> make_keys() {
       "[IPv6]:PORT with a literal address or localhost (tried as ::1, then 127.0.0.1)."));
   add(key(
       "nccl.ras_timeout", [](auto &c) -> auto & { return c.nccl.ras_timeout; },
-      duration_within(std::chrono::seconds(1), std::chrono::minutes(2)),
+      duration_within(std::chrono::seconds(1), std::chrono::seconds(30)),
       "A RAS query not answered in full by then counts as no answer. NCCL's own collection "
-      "takes up to about 10 s when ranks do not answer. Range 1s..2m."));
+      "takes up to about 10 s when ranks do not answer; the daemon's stop waits for a query "
+      "under way. Range 1s..30s."));
   return keys;
 }
 

@@ -48,7 +48,8 @@ bool LibraryAttacher::update(const DiscoveryResult &discovery) {
       failing_.erase(library.id);
     report_hot_entries(library.path, summary.hot_entries);
   }
-  std::erase_if(failing_, [&](const auto &entry) { return !mapped.contains(entry.first); });
+  if (!discovery.hit_fd_limit()) // an unread process may map it still
+    std::erase_if(failing_, [&](const auto &entry) { return !mapped.contains(entry.first); });
   // A scan that could not read every process cannot tell that no process maps a file.
   if (!discovery.hit_fd_limit())
     detach_unused(discovery);

@@ -55,15 +55,17 @@ void write_nccl_ras_metrics(const RasSnapshot &snapshot, MetricSink &sink) {
   sink.family("neutracer_nccl_ras_poll_seconds", "How long the last query took, connect to close.",
               MetricType::gauge);
   sink.sample({}, snapshot.last_poll_seconds);
-  if (!snapshot.status)
-    return;
-  const auto &status = *snapshot.status;
+  // Without a status the families are written empty: the rules and dashboards that name them
+  // find them in every scrape of a daemon that asks.
+  static const RasStatus kNoStatus;
+  const auto &status = snapshot.status ? *snapshot.status : kNoStatus;
   const auto shown = std::min(status.communicators.size(), kRasMaxCommunicators);
   std::size_t dropped = status.communicators.size() - shown;
 
   sink.family("neutracer_nccl_ras_collection_seconds",
               "How long NCCL took to gather the last status across the job.", MetricType::gauge);
-  sink.sample({}, status.collection_seconds);
+  if (snapshot.status)
+    sink.sample({}, status.collection_seconds);
   // One family with each shown communicator's samples, written by `samples`.
   const auto per_communicator =
       [&](std::string_view name, std::string_view help,

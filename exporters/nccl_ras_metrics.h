@@ -4,7 +4,8 @@
 // from the last poll that was answered, per communicator of the job, its ranks by state, the
 // ranks with errors, the spread of collective counts among its ranks and each missing rank.
 // Job-wide, so bounded: kRasMaxCommunicators communicators and kRasMaxMissingRanks missing
-// ranks, the rest counted in neutracer_nccl_ras_series_dropped.
+// ranks, the rest counted in neutracer_nccl_ras_series_dropped. Without a status, those
+// families are written without samples.
 #include <cstddef>
 
 #include "exposition/metric_sink.h"

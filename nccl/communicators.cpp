@@ -122,8 +122,12 @@ void NcclCommunicators::apply(const ProcessId &process, const nt_nccl_event &eve
   if (number <= comm->collectives) {
     // Out of order (another thread's call on the same communicator): its slot, if still kept.
     const auto back = comm->collectives - number;
-    if (back < comm->arrivals.size())
-      comm->arrivals[comm->arrivals.size() - 1 - back] = event.call.enter_ns;
+    if (back < comm->arrivals.size()) {
+      auto &slot = comm->arrivals[comm->arrivals.size() - 1 - back];
+      if (slot == kUnknownArrival && comm->missed_collectives > 0)
+        --comm->missed_collectives; // not lost after all
+      slot = event.call.enter_ns;
+    }
     return;
   }
   const auto missed = number - comm->collectives - 1;

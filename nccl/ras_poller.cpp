@@ -35,6 +35,14 @@ void RasPoller::set_wanted(bool wanted) {
     if (wanted_ == wanted)
       return;
     wanted_ = wanted;
+    if (wanted) {
+      ++rises_;
+    } else {
+      // The job left this node: its status is no longer news (nor is a dead rank of it).
+      snapshot_.status.reset();
+      snapshot_.last.reset();
+      snapshot_.last_error.clear();
+    }
   }
   wake_.notify_all();
 }
@@ -49,13 +57,14 @@ void RasPoller::run(const std::stop_token &stop) {
   while (!stop.stop_requested()) {
     if (!wake_.wait(lock, stop, [this] { return wanted_; }))
       return; // stopped
+    // The next poll after the interval, or at once when wanted drops and rises again (even
+    // while this one runs: a job restarted during a slow query).
+    const auto rises = rises_;
     lock.unlock();
     poll();
     lock.lock();
-    // The next poll after the interval, or at once when wanted drops and rises again.
-    const bool was_wanted = wanted_;
     wake_.wait_for(lock, stop, settings_.interval,
-                   [this, was_wanted] { return wanted_ != was_wanted; });
+                   [this, rises] { return rises_ != rises || !wanted_; });
   }
 }
 
@@ -74,6 +83,8 @@ void RasPoller::poll() {
     error = parsed.error;
   }
   const std::lock_guard lock(mutex_);
+  if (!wanted_)
+    return; // the job left while the query ran: nothing of it to show
   // One line per change of result, not one per poll.
   if (snapshot_.last != result) {
     if (result == RasPollResult::ok)

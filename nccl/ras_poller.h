@@ -53,7 +53,7 @@ public:
   RasPoller &operator=(const RasPoller &) = delete;
 
   // Polls only while wanted: a node without NCCL processes asks nobody. The first poll after
-  // a change to wanted is due at once.
+  // wanted rises is due at once; when it falls, the last status is dropped.
   void set_wanted(bool wanted);
   RasSnapshot snapshot() const;
 
@@ -66,6 +66,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;
   bool wanted_ = false;
+  std::uint64_t rises_ = 0; // times wanted became true
   RasSnapshot snapshot_;
   std::jthread thread_; // last: started once the rest is built
 };

@@ -51,6 +51,7 @@ PythonDetection check_layout(const ProcessMemory &memory, PythonProcess process,
   const auto threads = walk_python_threads(memory, process, kCheckedThreads, 1);
   if (!threads.error.empty()) {
     detection.error = threads.error;
+    detection.retry_later = true; // a thread list walked while a thread came or went
     return detection;
   }
   if (threads.threads.empty()) {

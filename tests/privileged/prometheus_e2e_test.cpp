@@ -6,10 +6,10 @@
 // exists in a real scrape.
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
-#include <optional>
 #include <gtest/gtest.h>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <yaml-cpp/yaml.h>
@@ -41,9 +41,11 @@ class PrometheusE2E : public DaemonE2E {
 protected:
   std::string config_yaml() const override {
     // The fake NVML library gives the GPU device series the rules and dashboards name.
+    // RAS on: its families are written (no NCCL process here, so nobody is asked).
     return "detectors:\n"
            "  leak: {window: 1s, windows: 3, min_growth_bytes: 1048576,\n"
            "         sample_step_bytes: 1048576}\n"
+           "nccl: {ras_enabled: true, ras_address: \"127.0.0.1:9\"}\n"
            "nvml:\n"
            "  library: \"" NEUTRACER_FAKE_NVML "\"\n";
   }

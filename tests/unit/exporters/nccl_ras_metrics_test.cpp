@@ -95,16 +95,20 @@ TEST(NcclRasMetrics, RanksByStateErrorsAndTheCollectiveSpread) {
   EXPECT_EQ(value(families, "neutracer_nccl_ras_series_dropped", {}), 0);
 }
 
-TEST(NcclRasMetrics, WithoutAStatusOnlyThePollsAreWritten) {
+TEST(NcclRasMetrics, WithoutAStatusTheJobsFamiliesAreEmpty) {
   RasSnapshot snapshot;
   snapshot.last = RasPollResult::no_answer;
   snapshot.polls = {0, 3, 0};
   const auto families = written(snapshot);
   EXPECT_EQ(value(families, "neutracer_nccl_ras_up", {}), 0);
   EXPECT_EQ(value(families, "neutracer_nccl_ras_polls_total", {{"result", "no_answer"}}), 3);
-  for (const auto &f : families)
-    EXPECT_TRUE(f.name.starts_with("neutracer_nccl_ras_poll") || f.name == "neutracer_nccl_ras_up")
-        << f.name;
+  for (const auto &f : families) {
+    if (!f.name.starts_with("neutracer_nccl_ras_poll") && f.name != "neutracer_nccl_ras_up" &&
+        f.name != "neutracer_nccl_ras_series_dropped") {
+      EXPECT_TRUE(f.samples.empty()) << f.name;
+    }
+  }
+  EXPECT_EQ(family(families, "neutracer_nccl_ras_ranks").type, MetricType::gauge);
 }
 
 TEST(NcclRasMetrics, AHugeJobIsBounded) {

@@ -150,6 +150,7 @@ TEST(NcclCommunicators, TheKernelsNumbersLeaveAGapForLostEventsAndPlaceLateOnes)
   EXPECT_EQ(comm.arrivals,
             (std::deque<std::uint64_t>{10, 20, kUnknownArrival, kUnknownArrival, 50}));
   all.apply(kRank0, numbered(4, 40)); // late, from another thread
+  EXPECT_EQ(comm.missed_collectives, 1u) << "number 4 was not lost after all";
   EXPECT_EQ(comm.collectives, 5u);
   EXPECT_EQ(comm.arrivals, (std::deque<std::uint64_t>{10, 20, kUnknownArrival, 40, 50}));
   EXPECT_EQ(comm.last_call_ns, 50u) << "the latest collective is still number 5";

@@ -106,6 +106,22 @@ TEST(RasPoller, StopsPollingWhenNoLongerWanted) {
   EXPECT_EQ(fake.calls, settled);
 }
 
+TEST(RasPoller, TheJobsStatusGoesWithItsLastProcessAndComesBackAtOnce) {
+  FakeQuery fake;
+  fake.answer(true, kStatus);
+  RasPoller poller(every(1h), fake.function());
+  poller.set_wanted(true);
+  ASSERT_TRUE(eventually([&] { return poller.snapshot().status != nullptr; }));
+  poller.set_wanted(false); // the node's last NCCL process exited
+  auto snapshot = poller.snapshot();
+  EXPECT_EQ(snapshot.status, nullptr) << "a finished job's dead ranks are no news";
+  EXPECT_FALSE(snapshot.last.has_value());
+  EXPECT_EQ(snapshot.polls[static_cast<std::size_t>(RasPollResult::ok)], 1u) << "counters stay";
+  poller.set_wanted(true); // a new job: asked at once, not an hour later
+  ASSERT_TRUE(eventually([&] { return fake.calls == 2; }));
+  ASSERT_TRUE(eventually([&] { return poller.snapshot().status != nullptr; }));
+}
+
 TEST(RasPoller, StoppingDoesNotWaitForTheInterval) {
   FakeQuery fake;
   fake.answer(true, kStatus);
