@@ -27,8 +27,6 @@ public:
   bool scan() override;
   void write(MetricSink &sink) const override;
 
-  const RasSnapshot &snapshot() const { return snapshot_; }
-
 private:
   const NcclCollector &nccl_;
   RasSnapshot snapshot_;

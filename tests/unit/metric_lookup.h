@@ -25,4 +25,17 @@ inline std::string label(const Labels &labels, const std::string &name) {
   return "<absent>";
 }
 
+// The value of the first sample of `name` whose labels include all of `labels`; -1 when none.
+inline double value(const std::vector<MetricFamily> &families, const std::string &name,
+                    const Labels &labels) {
+  for (const auto &sample : family(families, name).samples) {
+    bool all = true;
+    for (const auto &[key, wanted] : labels)
+      all = all && label(sample.labels, key) == wanted;
+    if (all)
+      return sample.value;
+  }
+  return -1;
+}
+
 } // namespace neutracer::test

@@ -19,7 +19,7 @@ namespace neutracer {
 namespace {
 
 using test::family;
-using test::label;
+using test::value;
 
 // Sets an environment variable for one test.
 class ScopedEnv {
@@ -38,19 +38,6 @@ bool has_family(const std::vector<MetricFamily> &families, const std::string &na
     if (f.name == name)
       return true;
   return false;
-}
-
-// The value of the series of `name` with all of `labels`; -1 when there is none.
-double value(const std::vector<MetricFamily> &families, const std::string &name,
-             const Labels &labels) {
-  for (const auto &sample : family(families, name).samples) {
-    bool all = true;
-    for (const auto &[key, wanted] : labels)
-      all = all && label(sample.labels, key) == wanted;
-    if (all)
-      return sample.value;
-  }
-  return -1;
 }
 
 NvmlSnapshot sample_twice(const char *library) {

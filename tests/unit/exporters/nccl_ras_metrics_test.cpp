@@ -12,20 +12,7 @@ namespace neutracer {
 namespace {
 
 using test::family;
-using test::label;
-
-// The value of the series of `name` whose labels include all of `wanted`; -1 when none.
-double value(const std::vector<MetricFamily> &families, const std::string &name,
-             const Labels &wanted) {
-  for (const auto &sample : family(families, name).samples) {
-    bool all = true;
-    for (const auto &[key, expected] : wanted)
-      all = all && label(sample.labels, key) == expected;
-    if (all)
-      return sample.value;
-  }
-  return -1;
-}
+using test::value;
 
 RasRank rank(int number, std::map<std::string, std::uint64_t> collectives) {
   RasRank out;
