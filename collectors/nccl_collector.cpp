@@ -19,13 +19,14 @@ NcclCollectorSettings nccl_collector_settings(const Config &config) {
   settings.enabled = config.nccl.enabled;
   settings.hang.stall_seconds = in_seconds(config.nccl.hang_after);
   settings.straggler.window_seconds = in_seconds(config.nccl.straggler_window);
-  settings.straggler.min_mean_wait_seconds = in_seconds(config.nccl.straggler_min_wait);
+  settings.straggler.min_median_wait_seconds = in_seconds(config.nccl.straggler_min_wait);
   return settings;
 }
 
 NcclCollector::NcclCollector(const NcclCollectorSettings &settings, const CudaCollector &cuda,
                              SiteRecorder *sites, CountedJournal &journal)
-    : settings_(settings), cuda_(cuda), sites_(sites), journal_(journal) {}
+    : settings_(settings), cuda_(cuda), sites_(sites), journal_(journal),
+      stragglers_(settings.straggler) {}
 
 void NcclCollector::nccl_call(const ProcessId &id, const nt_nccl_event &event) {
   communicators_.apply(id, event);
@@ -58,7 +59,7 @@ bool NcclCollector::scan() {
   }
   now_ns_ = monotonic_ns();
   const auto previous = std::move(findings_);
-  findings_ = find_nccl_problems(communicators_, now_ns_, settings_.hang, settings_.straggler);
+  findings_ = find_nccl_problems(communicators_, now_ns_, settings_.hang, stragglers_);
   journal_new_findings(previous);
   std::erase_if(straggler_notices_, [&](const auto &entry) {
     return std::find(findings_.judged.begin(), findings_.judged.end(), entry.first) ==

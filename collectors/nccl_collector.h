@@ -58,6 +58,7 @@ private:
   NcclCommunicators communicators_;
   // The site of each communicator's latest collective, per process and communicator handle.
   std::map<std::pair<ProcessId, std::uint64_t>, std::int32_t> last_sites_;
+  StragglerHistory stragglers_; // each communicator's tallies over nccl.straggler_window
   NcclFindings findings_;
   // The straggler last journaled per communicator, and when: a straggler that comes and goes
   // is journaled again only after kStragglerRenoticeSeconds (or when another rank straggles).

@@ -179,7 +179,7 @@ struct Config {
     std::chrono::milliseconds hang_after{30'000};
     // The straggler is judged over the collectives of this window.
     std::chrono::milliseconds straggler_window{30'000};
-    // Ranks within this mean wait per collective are in step: no straggler is named.
+    // Ranks within this median wait per collective are in step: no straggler is named.
     std::chrono::milliseconds straggler_min_wait{5};
     // NCCL's RAS service, asked for the whole job's status every ras_interval. Off by default:
     // each query runs a collective of NCCL's own across the job (docs/nccl.md, "RAS").

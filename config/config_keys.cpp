@@ -572,7 +572,7 @@ std::vector<ConfigKey> make_keys() {
   add(key(
       "nccl.straggler_min_wait", [](auto &c) -> auto & { return c.nccl.straggler_min_wait; },
       duration_within(std::chrono::milliseconds(1), std::chrono::seconds(10)),
-      "Ranks whose mean wait per collective stays below this are in step: no straggler is "
+      "Ranks whose median wait per collective stays below this are in step: no straggler is "
       "named. Range 1ms..10s."));
   add(key(
       "nccl.ras_enabled", [](auto &c) -> auto & { return c.nccl.ras_enabled; }, any_value,

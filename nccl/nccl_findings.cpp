@@ -16,8 +16,7 @@ std::vector<NcclRankId> rank_ids(const std::vector<NcclRank> &ranks) {
 } // namespace
 
 NcclFindings find_nccl_problems(const NcclCommunicators &all, std::uint64_t now_ns,
-                                const CollectiveHangSettings &hang,
-                                const StragglerSettings &straggler) {
+                                const CollectiveHangSettings &hang, StragglerHistory &stragglers) {
   NcclFindings findings;
   for (const auto &[id, ranks] : joined_communicators(all)) {
     if (ranks.size() < 2)
@@ -28,10 +27,11 @@ NcclFindings find_nccl_problems(const NcclCommunicators &all, std::uint64_t now_
                             found->collective, found->stalled_seconds};
       continue; // a hung communicator has no arrivals to judge
     }
-    if (const auto found = find_straggler(ranks, now_ns, straggler))
-      findings.stragglers[id] = {rank_id(found->rank), found->wait_share, found->mean_wait_seconds,
-                                 found->collectives};
+    if (const auto found = stragglers.judge(id, ranks, now_ns))
+      findings.stragglers[id] = {rank_id(found->rank), found->wait_share, found->last_share,
+                                 found->median_wait_seconds, found->collectives};
   }
+  stragglers.keep_only(findings.judged);
   return findings;
 }
 

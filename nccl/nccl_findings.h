@@ -31,7 +31,8 @@ struct NcclHangFinding {
 struct NcclStragglerFinding {
   NcclRankId rank;
   double wait_share = 0;
-  double mean_wait_seconds = 0;
+  double last_share = 0;
+  double median_wait_seconds = 0;
   std::size_t collectives = 0;
 };
 
@@ -42,9 +43,9 @@ struct NcclFindings {
   std::vector<std::string> judged; // communicator ids with two or more ranks here
 };
 
-// Judges every joined communicator of `all` at `now_ns`.
+// Judges every joined communicator of `all` at `now_ns`; `stragglers` tallies their collectives
+// since the previous call.
 NcclFindings find_nccl_problems(const NcclCommunicators &all, std::uint64_t now_ns,
-                                const CollectiveHangSettings &hang,
-                                const StragglerSettings &straggler);
+                                const CollectiveHangSettings &hang, StragglerHistory &stragglers);
 
 } // namespace neutracer

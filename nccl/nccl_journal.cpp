@@ -76,9 +76,10 @@ JournalEntry nccl_straggler_entry(const std::string &communicator,
   entry.message_id = std::string(kNcclStragglerMessageId);
   entry.priority = 4;
   entry.message = "nccl_straggler in communicator " + communicator + ": " +
-                  rank_text(straggler.rank, comms) + " arrives last at its collectives; " +
-                  fixed(straggler.wait_share * 100, 0) + " % of the waiting is for it, " +
-                  fixed(straggler.mean_wait_seconds * 1e3, 1) + " ms per collective over " +
+                  rank_text(straggler.rank, comms) + " arrives last at " +
+                  fixed(straggler.last_share * 100, 0) + " % of its collectives; " +
+                  fixed(straggler.wait_share * 100, 0) + " % of the waiting is for it, a median " +
+                  fixed(straggler.median_wait_seconds * 1e3, 1) + " ms per collective over " +
                   std::to_string(straggler.collectives) + " collectives";
   entry.fields = {{"ALERT_KIND", "nccl_straggler"},
                   {"NCCL_COMMUNICATOR", communicator},
@@ -86,7 +87,8 @@ JournalEntry nccl_straggler_entry(const std::string &communicator,
                   {"TARGET_COMM", comm_of(comms, straggler.rank.process)},
                   {"NCCL_RANK", std::to_string(straggler.rank.rank)},
                   {"WAIT_SHARE", fixed(straggler.wait_share, 3)},
-                  {"MEAN_WAIT_SECONDS", fixed(straggler.mean_wait_seconds, 4)}};
+                  {"LAST_SHARE", fixed(straggler.last_share, 3)},
+                  {"MEDIAN_WAIT_SECONDS", fixed(straggler.median_wait_seconds, 4)}};
   return entry;
 }
 

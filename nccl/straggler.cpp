@@ -2,13 +2,27 @@
 #include "nccl/straggler.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace neutracer {
+namespace {
 
-std::optional<Straggler> find_straggler(const std::vector<NcclRank> &ranks, std::uint64_t now_ns,
-                                        const StragglerSettings &settings) {
+double median_of(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+} // namespace
+
+StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64_t &next,
+                                 std::uint64_t now_ns) {
+  StragglerTally tally;
+  tally.at_ns = now_ns;
   if (ranks.size() < 2)
-    return std::nullopt;
+    return tally;
   // The collectives every rank still holds an arrival time for: [first, end).
   std::uint64_t first = 0, end = UINT64_MAX;
   for (const auto &rank : ranks) {
@@ -16,42 +30,93 @@ std::optional<Straggler> find_straggler(const std::vector<NcclRank> &ranks, std:
     first = std::max(first, comm.collectives - comm.arrivals.size());
     end = std::min(end, comm.collectives);
   }
-  const auto window_ns = static_cast<std::uint64_t>(std::max(0.0, settings.window_seconds) * 1e9);
-  const std::uint64_t since = now_ns > window_ns ? now_ns - window_ns : 0;
-  std::vector<double> waited(ranks.size(), 0.0);
-  double total = 0;
-  std::size_t collectives = 0;
-  for (std::uint64_t k = first; k < end; ++k) {
+  if (next > end) // the ranks numbered afresh (a rank restarted)
+    next = first;
+  std::vector<double> waits;
+  for (std::uint64_t k = std::max(first, next); k < end; ++k) {
     std::uint64_t earliest = UINT64_MAX, latest = 0;
-    std::size_t last = 0;
+    const ProcessId *last = nullptr;
     bool known = true;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      const auto &comm = *ranks[r].communicator;
+    for (const auto &rank : ranks) {
+      const auto &comm = *rank.communicator;
       const auto at = comm.arrivals[k - (comm.collectives - comm.arrivals.size())];
       known = known && at != kUnknownArrival;
       earliest = std::min(earliest, at);
       if (at >= latest) {
         latest = at;
-        last = r;
+        last = &rank.process;
       }
     }
-    if (!known || latest < since) // a lost event: who came last is not known
+    if (!known)
       continue;
     const double wait = static_cast<double>(latest - earliest) / 1e9;
-    waited[last] += wait;
-    total += wait;
-    ++collectives;
+    ++tally.last[*last];
+    tally.waited[*last] += wait;
+    waits.push_back(wait);
   }
-  if (collectives < settings.min_collectives || collectives == 0 || total <= 0)
+  next = std::max(next, end);
+  tally.collectives = waits.size();
+  tally.median_wait_seconds = median_of(std::move(waits));
+  return tally;
+}
+
+StragglerHistory::StragglerHistory(StragglerSettings settings) : settings_(settings) {}
+
+std::optional<Straggler> StragglerHistory::judge(const std::string &id,
+                                                 const std::vector<NcclRank> &ranks,
+                                                 std::uint64_t now_ns) {
+  if (ranks.size() < 2)
+    return std::nullopt;
+  auto &history = histories_[id];
+  auto tally = tally_collectives(ranks, history.next, now_ns);
+  if (tally.collectives > 0)
+    history.tallies.push_back(std::move(tally));
+  const auto window_ns = static_cast<std::uint64_t>(std::max(0.0, settings_.window_seconds) * 1e9);
+  while (!history.tallies.empty() && (history.tallies.size() > settings_.max_tallies ||
+                                      history.tallies.front().at_ns + window_ns < now_ns))
+    history.tallies.pop_front();
+  const auto &tallies = history.tallies;
+  // Spread over half the window at least: a burst (a job's set-up) is no consistent lateness.
+  if (tallies.size() < 2 || tallies.back().at_ns - tallies.front().at_ns < window_ns / 2)
+    return std::nullopt;
+  std::size_t collectives = 0;
+  std::map<ProcessId, double> wait_share, last_share;
+  std::vector<double> medians;
+  for (const auto &t : tallies) {
+    collectives += t.collectives;
+    medians.push_back(t.median_wait_seconds);
+    double waited = 0;
+    for (const auto &[process, seconds] : t.waited)
+      waited += seconds;
+    for (const auto &[process, seconds] : t.waited)
+      if (waited > 0)
+        wait_share[process] += seconds / waited;
+    for (const auto &[process, count] : t.last)
+      last_share[process] += static_cast<double>(count) / static_cast<double>(t.collectives);
+  }
+  if (collectives < settings_.min_collectives || wait_share.empty())
     return std::nullopt;
   const auto most =
-      static_cast<std::size_t>(std::max_element(waited.begin(), waited.end()) - waited.begin());
-  Straggler straggler{ranks[most], waited[most] / total, total / static_cast<double>(collectives),
-                      collectives};
-  if (straggler.wait_share < settings.min_wait_share ||
-      straggler.mean_wait_seconds < settings.min_mean_wait_seconds)
+      std::max_element(wait_share.begin(), wait_share.end(),
+                       [](const auto &a, const auto &b) { return a.second < b.second; });
+  const auto rank = std::find_if(ranks.begin(), ranks.end(),
+                                 [&](const NcclRank &r) { return r.process == most->first; });
+  if (rank == ranks.end()) // it left the communicator
+    return std::nullopt;
+  const auto n = static_cast<double>(tallies.size());
+  Straggler straggler{*rank, most->second / n, last_share[most->first] / n,
+                      median_of(std::move(medians)), collectives};
+  if (straggler.wait_share < settings_.min_wait_share ||
+      straggler.last_share < settings_.min_last_share ||
+      straggler.median_wait_seconds < settings_.min_median_wait_seconds)
     return std::nullopt;
   return straggler;
+}
+
+void StragglerHistory::keep_only(const std::vector<std::string> &ids) {
+  std::erase_if(histories_, [&](const auto &entry) {
+    return std::find(ids.begin(), ids.end(), entry.first) == ids.end();
+  });
 }
 
 } // namespace neutracer

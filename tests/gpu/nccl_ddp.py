@@ -13,7 +13,8 @@ with torch.multiprocessing:
   the daemon's AllReduce count and bytes of that phase must equal the schedule exactly.
 - hang: after 60 training steps rank 1 sleeps 300 s before its next step; the communicator must
   be flagged (neutracer_nccl_hang_suspected 1, rank 0 waiting) within 60 s of the stall.
-- straggler: rank 1 sleeps 50 ms before each step; it must be named
+- straggler: after 40 s in step (nobody may be named then), rank 1 sleeps 50 ms before each
+  step; it must be named
   (neutracer_nccl_straggler{pid=rank 1} 1) within 60 s of the slowdown's start.
 - healthy: --healthy-seconds of training; no hang and no straggler may be flagged.
 
@@ -21,8 +22,10 @@ Writes OUTDIR/nccl_ddp.md (a row per check) and OUTDIR/daemon.log. Exit status 0
 passes, 1 otherwise, 2 on setup errors. Root; standard library and PyTorch only.
 """
 import argparse
+import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +37,8 @@ from nt_common import fetch, parse_prometheus, wait_for  # noqa: E402
 PORT = int(os.environ.get("NT_PORT", "19563"))
 URL = f"http://127.0.0.1:{PORT}"
 MiB = 1 << 20
+EVEN_SECONDS = 40  # the straggler job's steps in step before the slowdown: > straggler_window
+JOBS = []  # every job started, stopped after its check whatever happened
 
 
 def rank_main(rank, check, seconds, out_path):
@@ -59,6 +64,23 @@ def rank_main(rank, check, seconds, out_path):
         ddp(torch.randn(256, 1024, device="cuda")).square().mean().backward()
         opt.step()
 
+    def steps_for(seconds, slow=False):
+        """Steps until rank 0's clock says `seconds` passed, every rank to the same step: a rank
+        that stopped alone would leave the other waiting in DDP's all-reduce (a real hang). The
+        ranks agree every 20 steps, in an all-reduce of their own (and a sync, as a loss print
+        would)."""
+        end = time.time() + seconds
+        stop = torch.zeros(1, device="cuda")
+        for n in itertools.count():
+            if n % 20 == 0:
+                stop.fill_(1.0 if rank == 0 and time.time() >= end else 0.0)
+                dist.all_reduce(stop)
+                if stop.item() > 0:
+                    return
+            if slow and rank == 1:
+                time.sleep(0.05)
+            step()
+
     for _ in range(10):
         step()
     torch.cuda.synchronize()
@@ -83,17 +105,12 @@ def rank_main(rank, check, seconds, out_path):
         step()  # rank 0 waits in DDP's all-reduce for rank 1
         torch.cuda.synchronize()
     elif check == "straggler":
-        end = time.time() + seconds
+        steps_for(EVEN_SECONDS)  # in step first: the set-up's collectives leave the window
         say(event="slowdown")
-        while time.time() < end:
-            if rank == 1:
-                time.sleep(0.05)
-            step()
+        steps_for(seconds, slow=True)
         torch.cuda.synchronize()
     else:  # healthy
-        end = time.time() + seconds
-        while time.time() < end:
-            step()
+        steps_for(seconds)
         torch.cuda.synchronize()
     say(event="done")
     dist.destroy_process_group()
@@ -115,6 +132,14 @@ def first(out_path, event, rank=None):
                  (rank is None or e["rank"] == rank)), None)
 
 
+def answers(url):
+    try:
+        fetch(url)
+        return True
+    except RuntimeError:  # not listening yet
+        return False
+
+
 def scrape():
     return parse_prometheus(fetch(URL + "/metrics"))
 
@@ -129,13 +154,28 @@ def start_job(check, seconds, outdir):
     for rank in (0, 1):
         if os.path.exists(f"{out_path}.{rank}"):
             os.unlink(f"{out_path}.{rank}")
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT="29517", PYTHONUNBUFFERED="1",
+    # A port of its own per check: a killed job's rank may still hold the last one for a while.
+    port = 29517 + ["counts", "hang", "straggler", "healthy"].index(check)
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONUNBUFFERED="1",
                NCCL_NVLS_ENABLE="0")  # NVLink multicast stays off on these machines
     log = open(os.path.join(outdir, f"{check}.job.log"), "w")
+    # A session of its own, so that stop_job reaches the ranks that mp.spawn started.
     job = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", check,
                             "--job-seconds", str(seconds), "--job-out", out_path],
-                           stdout=log, stderr=subprocess.STDOUT, env=env)
+                           stdout=log, stderr=subprocess.STDOUT, env=env,
+                           start_new_session=True)
+    JOBS.append(job)
     return job, out_path
+
+
+def stop_job(job):
+    """Kills the job's launcher and its ranks: a rank left waiting in a collective would hold
+    its GPU and its NCCL ports through the next check."""
+    try:
+        os.killpg(job.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    job.wait()
 
 
 def check_counts(outdir, rows):
@@ -178,14 +218,17 @@ def check_hang(outdir, rows):
                  latency is not None and latency <= 60,
                  f"{latency:.1f} s; waiting {[(l['rank'], l['pid']) for l in waiting]}"
                  if latency is not None else "not flagged in 90 s"))
-    job.kill()
-    job.wait()
+    stop_job(job)
 
 
 def check_straggler(outdir, rows, seconds=120):
     job, out = start_job("straggler", seconds, outdir)
     slow = wait_for(lambda: first(out, "slowdown", 1), 240, "the slowdown")
     slow_pid = str(slow["pid"])
+    # A straggler named already would make the latency below meaningless.
+    before = [(l["rank"], l["pid"]) for l, v in series(scrape(), "neutracer_nccl_straggler") if v]
+    rows.append(("straggler: nobody named after the set-up, before the slowdown", not before,
+                 str(before)))
     named = None
     while time.time() < slow["time"] + 90 and named is None:
         if any(v == 1 for _, v in series(scrape(), "neutracer_nccl_straggler", pid=slow_pid)):
@@ -197,12 +240,12 @@ def check_straggler(outdir, rows, seconds=120):
                  latency is not None and latency <= 60,
                  f"{latency:.1f} s, wait share {share}" if latency is not None
                  else "not named in 90 s"))
-    job.wait(timeout=seconds + 120)
 
 
 def check_healthy(outdir, rows, seconds):
     job, out = start_job("healthy", seconds, outdir)
     wait_for(lambda: first(out, "ready", 0), 240, "the healthy job")
+    alerts_before = nccl_alerts(outdir)
     flagged = []
     while job.poll() is None:
         samples = scrape()
@@ -211,6 +254,22 @@ def check_healthy(outdir, rows, seconds):
         time.sleep(2)
     rows.append((f"healthy: {seconds:.0f} s of DDP training raise nothing", not flagged,
                  str(flagged[:5])))
+    alerts = nccl_alerts(outdir)[len(alerts_before):]  # a flag shorter than a scrape's 2 s too
+    rows.append(("healthy: no NCCL alert in the daemon's log", not alerts,
+                 f"{len(alerts)} alerts: {alerts[:3]}"))
+
+
+def nccl_alerts(outdir):
+    with open(os.path.join(outdir, "daemon.log")) as log:
+        return [line.strip() for line in log if "alert: nccl_" in line]
+
+
+def write_rows(outdir, rows):
+    lines = ["# NCCL view on a two-rank DDP job", "", "| check | ok | seen |", "|---|---|---|"]
+    lines += [f"| {name} | {'yes' if ok else 'NO'} | {seen} |" for name, ok, seen in rows]
+    with open(os.path.join(outdir, "nccl_ddp.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
 
 
 def main():
@@ -241,7 +300,7 @@ def main():
                                    f"127.0.0.1:{PORT}", "--scan-interval", "1s"],
                                   stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            wait_for(lambda: fetch(URL + "/healthz").startswith("ok"), 30, "the daemon")
+            wait_for(lambda: answers(URL + "/healthz"), 30, "the daemon")
             for check in args.checks.split(","):
                 try:
                     {"counts": lambda: check_counts(args.outdir, rows),
@@ -249,16 +308,21 @@ def main():
                      "straggler": lambda: check_straggler(args.outdir, rows),
                      "healthy": lambda: check_healthy(args.outdir, rows,
                                                       args.healthy_seconds)}[check]()
-                except RuntimeError as error:
+                except (RuntimeError, subprocess.TimeoutExpired) as error:
                     rows.append((f"{check}: ran", False, str(error)))
+                finally:
+                    try:
+                        with open(os.path.join(args.outdir, f"{check}.metrics"), "w") as out:
+                            out.write(fetch(URL + "/metrics"))  # the check's story
+                    except RuntimeError:
+                        pass
+                    while JOBS:
+                        stop_job(JOBS.pop())
+                    write_rows(args.outdir, rows)  # so far: a cut-short run keeps its rows
         finally:
             daemon.terminate()
             daemon.wait(timeout=60)
-    lines = ["# NCCL view on a two-rank DDP job", "", "| check | ok | seen |", "|---|---|---|"]
-    lines += [f"| {name} | {'yes' if ok else 'NO'} | {seen} |" for name, ok, seen in rows]
-    with open(os.path.join(args.outdir, "nccl_ddp.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    print(write_rows(args.outdir, rows))
     return 0 if rows and all(ok for _, ok, _ in rows) else 1
 
 
