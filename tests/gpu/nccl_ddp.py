@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks neutracerd's NCCL view (docs/nccl.md) on a two-GPU machine with a real DDP job.
 
-    python3 tests/gpu/nccl_ddp.py NEUTRACERD_BINARY OUTDIR [--checks counts,hang,straggler,healthy]
-        [--healthy-seconds 600]
+    python3 tests/gpu/nccl_ddp.py NEUTRACERD_BINARY OUTDIR
+        [--checks counts,hang,straggler,healthy,cost] [--healthy-seconds 600] [--cost-seconds 240]
 
 Each check runs the daemon (shipped defaults) and a two-rank torch.distributed job (NCCL
 backend, one GPU per rank, a small MLP under DistributedDataParallel), started by this script
@@ -16,9 +16,15 @@ with torch.multiprocessing:
 - straggler: after 40 s in step (nobody may be named then), rank 1 sleeps 50 ms before each
   step; it must be named
   (neutracer_nccl_straggler{pid=rank 1} 1) within 60 s of the slowdown's start.
-- healthy: --healthy-seconds of training; no hang and no straggler may be flagged.
+- healthy: --healthy-seconds of training; no hang and no straggler may be flagged, in the
+  series nor in the daemon's log.
+- cost: --cost-seconds of training in chunks of 50 steps, the daemon stopped and started in
+  blocks of 6-10 s; each on-block's time per step against the off stretches beside it
+  (tests/bench/gpu/paired.py's interval method). The 95 % interval's upper end must stay within
+  1 % (issue 31's bound).
 
-Writes OUTDIR/nccl_ddp.md (a row per check) and OUTDIR/daemon.log. Exit status 0 when every row
+Writes OUTDIR/nccl_ddp.md (a row per check, rewritten after each), OUTDIR/<check>.metrics (a
+scrape after each), OUTDIR/cost.json and OUTDIR/daemon.log. Exit status 0 when every row
 passes, 1 otherwise, 2 on setup errors. Root; standard library and PyTorch only.
 """
 import argparse
@@ -38,6 +44,7 @@ PORT = int(os.environ.get("NT_PORT", "19563"))
 URL = f"http://127.0.0.1:{PORT}"
 MiB = 1 << 20
 EVEN_SECONDS = 40  # the straggler job's steps in step before the slowdown: > straggler_window
+COST_CHUNK_STEPS = 50
 JOBS = []  # every job started, stopped after its check whatever happened
 
 
@@ -109,6 +116,23 @@ def rank_main(rank, check, seconds, out_path):
         say(event="slowdown")
         steps_for(seconds, slow=True)
         torch.cuda.synchronize()
+    elif check == "cost":
+        # Chunks of 50 steps, each ended by a sync, timed on CLOCK_MONOTONIC (the harness's
+        # daemon on/off times are on the same clock).
+        start = time.monotonic()
+        ends = []
+        end = time.time() + seconds
+        stop = torch.zeros(1, device="cuda")
+        while True:
+            stop.fill_(1.0 if rank == 0 and time.time() >= end else 0.0)
+            dist.all_reduce(stop)
+            if stop.item() > 0:
+                break
+            for _ in range(COST_CHUNK_STEPS):
+                step()
+            torch.cuda.synchronize()
+            ends.append(time.monotonic())
+        say(event="chunks", start=start, ends=ends, steps=COST_CHUNK_STEPS)
     else:  # healthy
         steps_for(seconds)
         torch.cuda.synchronize()
@@ -155,7 +179,7 @@ def start_job(check, seconds, outdir):
         if os.path.exists(f"{out_path}.{rank}"):
             os.unlink(f"{out_path}.{rank}")
     # A port of its own per check: a killed job's rank may still hold the last one for a while.
-    port = 29517 + ["counts", "hang", "straggler", "healthy"].index(check)
+    port = 29517 + ["counts", "hang", "straggler", "healthy", "cost"].index(check)
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONUNBUFFERED="1",
                NCCL_NVLS_ENABLE="0")  # NVLink multicast stays off on these machines
     log = open(os.path.join(outdir, f"{check}.job.log"), "w")
@@ -259,9 +283,69 @@ def check_healthy(outdir, rows, seconds):
                  f"{len(alerts)} alerts: {alerts[:3]}"))
 
 
+def check_cost(outdir, rows, daemon, seconds):
+    """The daemon switched off and on in blocks of 6-10 s (at random) under one job, each
+    on-block's time per step compared with the off stretches next to it (tests/bench/gpu/
+    paired.py's interval method). On: from the moment the daemon reports the job's collectives
+    to its exit; off: from its exit to its next start."""
+    sys.path.insert(0, os.path.join(HERE, "..", "bench", "gpu"))
+    import paired  # noqa: E402
+    import random
+    job, out = start_job("cost", seconds, outdir)
+    wait_for(lambda: first(out, "ready", 0), 240, "the cost job")
+    pids = [str(e["pid"]) for e in events(out) if e["event"] == "ready"]
+    on, starting, ends_at = [], [], time.monotonic() + seconds
+    daemon.stop()
+    chooser = random.Random(31)
+    while time.monotonic() < ends_at - 20:
+        time.sleep(chooser.uniform(6, 10))  # off
+        called = time.monotonic()
+        daemon.start()
+        wait_for(lambda: all(series(scrape(), "neutracer_nccl_collectives_total", pid=p)
+                             for p in pids), 30, "the daemon's view of the job")
+        began = time.monotonic()
+        starting.append((called, began))  # loading and attaching: neither on nor off
+        time.sleep(chooser.uniform(6, 10))
+        daemon.stop()
+        on.append((began, time.monotonic()))
+    daemon.start()
+    chunks_event = wait_for(lambda: first(out, "chunks", 0), seconds + 120, "the job's chunks")
+    result = {"chunk_start": chunks_event["start"], "chunk_ends": chunks_event["ends"],
+              "chunk_steps": chunks_event["steps"]}
+    analysis = paired.analyse(result, on, excluded=starting, settle=0.5, warmup=10)
+    stats = analysis["stats"]
+    with open(os.path.join(outdir, "cost.json"), "w") as f:
+        json.dump({"on": on, "analysis": analysis}, f, indent=1)
+    ok = stats["ci"] is not None and stats["ci"][1] <= 1.01
+    seen = (f"ratio {stats['mean']:.4f} [{stats['ci'][0]:.4f}, {stats['ci'][1]:.4f}] over "
+            f"{stats['n']} blocks, {analysis['off_ns_per_step'] / 1e6:.3f} ms a step off"
+            if stats["ci"] is not None else f"{stats['n']} blocks: no interval")
+    rows.append(("cost: a DDP step under the daemon costs at most 1 % more (95 % interval)",
+                 ok, seen))
+
+
 def nccl_alerts(outdir):
     with open(os.path.join(outdir, "daemon.log")) as log:
         return [line.strip() for line in log if "alert: nccl_" in line]
+
+
+class Daemon:
+    """neutracerd at its shipped defaults with a 1 s scan, started and stopped at will."""
+
+    def __init__(self, binary, env, log):
+        self.binary, self.env, self.log, self.process = binary, env, log, None
+
+    def start(self):
+        self.process = subprocess.Popen([self.binary, "--config", "/dev/null", "--listen",
+                                         f"127.0.0.1:{PORT}", "--scan-interval", "1s"],
+                                        stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
+        wait_for(lambda: answers(URL + "/healthz"), 30, "the daemon")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=60)
+        self.process = None
 
 
 def write_rows(outdir, rows):
@@ -277,8 +361,9 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("binary", nargs="?")
     p.add_argument("outdir", nargs="?")
-    p.add_argument("--checks", default="counts,hang,straggler,healthy")
+    p.add_argument("--checks", default="counts,hang,straggler,healthy,cost")
     p.add_argument("--healthy-seconds", type=float, default=600)
+    p.add_argument("--cost-seconds", type=float, default=240)
     p.add_argument("--job", help=argparse.SUPPRESS)
     p.add_argument("--job-seconds", type=float, default=0, help=argparse.SUPPRESS)
     p.add_argument("--job-out", help=argparse.SUPPRESS)
@@ -296,18 +381,18 @@ def main():
         env["LD_LIBRARY_PATH"] = lib + ":" + env.get("LD_LIBRARY_PATH", "")
     rows = []
     with open(os.path.join(args.outdir, "daemon.log"), "w") as log:
-        daemon = subprocess.Popen([args.binary, "--config", "/dev/null", "--listen",
-                                   f"127.0.0.1:{PORT}", "--scan-interval", "1s"],
-                                  stdout=log, stderr=subprocess.STDOUT, env=env)
+        daemon = Daemon(args.binary, env, log)
         try:
-            wait_for(lambda: answers(URL + "/healthz"), 30, "the daemon")
+            daemon.start()
             for check in args.checks.split(","):
                 try:
                     {"counts": lambda: check_counts(args.outdir, rows),
                      "hang": lambda: check_hang(args.outdir, rows),
                      "straggler": lambda: check_straggler(args.outdir, rows),
                      "healthy": lambda: check_healthy(args.outdir, rows,
-                                                      args.healthy_seconds)}[check]()
+                                                      args.healthy_seconds),
+                     "cost": lambda: check_cost(args.outdir, rows, daemon,
+                                                args.cost_seconds)}[check]()
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
                     rows.append((f"{check}: ran", False, str(error)))
                 finally:
@@ -320,8 +405,7 @@ def main():
                         stop_job(JOBS.pop())
                     write_rows(args.outdir, rows)  # so far: a cut-short run keeps its rows
         finally:
-            daemon.terminate()
-            daemon.wait(timeout=60)
+            daemon.stop()
     print(write_rows(args.outdir, rows))
     return 0 if rows and all(ok for _, ok, _ in rows) else 1
 
