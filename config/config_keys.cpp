@@ -568,7 +568,8 @@ std::vector<ConfigKey> make_keys() {
       "nccl.straggler_window", [](auto &c) -> auto & { return c.nccl.straggler_window; },
       duration_within(std::chrono::seconds(5), std::chrono::minutes(30)),
       "The straggler (the rank the others wait for at collectives) is judged over the "
-      "collectives of this window. Range 5s..30m."));
+      "collectives of this window, which must hold four scans at least: its lateness must "
+      "spread over half of it. Range 5s..30m."));
   add(key(
       "nccl.straggler_min_wait", [](auto &c) -> auto & { return c.nccl.straggler_min_wait; },
       duration_within(std::chrono::milliseconds(1), std::chrono::seconds(10)),

@@ -15,10 +15,25 @@ double median_of(std::vector<double> values) {
   return *middle;
 }
 
+// Adds `newer`'s counts to `into`, which keeps its time: the merged tally leaves the window
+// with its oldest scan.
+void merge_into(StragglerTally &into, const StragglerTally &newer) {
+  const auto scans = into.scans + newer.scans;
+  into.median_wait_seconds = (into.median_wait_seconds * static_cast<double>(into.scans) +
+                              newer.median_wait_seconds * static_cast<double>(newer.scans)) /
+                             static_cast<double>(scans);
+  into.scans = scans;
+  into.collectives += newer.collectives;
+  for (const auto &[rank, count] : newer.last)
+    into.last[rank] += count;
+  for (const auto &[rank, seconds] : newer.waited)
+    into.waited[rank] += seconds;
+}
+
 } // namespace
 
 StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64_t &next,
-                                 std::uint64_t now_ns) {
+                                 std::uint64_t since_ns, std::uint64_t now_ns) {
   StragglerTally tally;
   tally.at_ns = now_ns;
   if (ranks.size() < 2)
@@ -35,7 +50,7 @@ StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64
   std::vector<double> waits;
   for (std::uint64_t k = std::max(first, next); k < end; ++k) {
     std::uint64_t earliest = UINT64_MAX, latest = 0;
-    const ProcessId *last = nullptr;
+    const NcclRank *last = nullptr;
     bool known = true;
     for (const auto &rank : ranks) {
       const auto &comm = *rank.communicator;
@@ -44,14 +59,15 @@ StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64
       earliest = std::min(earliest, at);
       if (at >= latest) {
         latest = at;
-        last = &rank.process;
+        last = &rank;
       }
     }
-    if (!known)
+    if (!known || latest < since_ns) // a lost event, or older than the window
       continue;
     const double wait = static_cast<double>(latest - earliest) / 1e9;
-    ++tally.last[*last];
-    tally.waited[*last] += wait;
+    const StragglerRankKey key{last->process, last->communicator->rank};
+    ++tally.last[key];
+    tally.waited[key] += wait;
     waits.push_back(wait);
   }
   next = std::max(next, end);
@@ -68,42 +84,52 @@ std::optional<Straggler> StragglerHistory::judge(const std::string &id,
   if (ranks.size() < 2)
     return std::nullopt;
   auto &history = histories_[id];
-  auto tally = tally_collectives(ranks, history.next, now_ns);
-  if (tally.collectives > 0)
-    history.tallies.push_back(std::move(tally));
   const auto window_ns = static_cast<std::uint64_t>(std::max(0.0, settings_.window_seconds) * 1e9);
-  while (!history.tallies.empty() && (history.tallies.size() > settings_.max_tallies ||
-                                      history.tallies.front().at_ns + window_ns < now_ns))
-    history.tallies.pop_front();
-  const auto &tallies = history.tallies;
+  const std::uint64_t since = now_ns > window_ns ? now_ns - window_ns : 0;
+  auto tally = tally_collectives(ranks, history.next, since, now_ns);
+  // Scans closer than the window over half max_tallies share a tally: short scans in a long
+  // window keep max_tallies / 2 or so.
+  const auto bucket_ns = window_ns / std::max<std::size_t>(settings_.max_tallies / 2, 1);
+  auto &tallies = history.tallies;
+  if (tally.collectives > 0 && !tallies.empty() && tally.at_ns - tallies.back().at_ns < bucket_ns)
+    merge_into(tallies.back(), tally);
+  else if (tally.collectives > 0)
+    tallies.push_back(std::move(tally));
+  while (!tallies.empty() &&
+         (tallies.front().at_ns < since || tallies.size() > settings_.max_tallies))
+    tallies.pop_front();
   // Spread over half the window at least: a burst (a job's set-up) is no consistent lateness.
   if (tallies.size() < 2 || tallies.back().at_ns - tallies.front().at_ns < window_ns / 2)
     return std::nullopt;
-  std::size_t collectives = 0;
-  std::map<ProcessId, double> wait_share, last_share;
-  std::vector<double> medians;
+  // Each scan weighs the same, whatever the number of its collectives.
+  std::size_t collectives = 0, scans = 0;
+  std::map<StragglerRankKey, double> wait_share, last_share;
+  std::vector<double> medians; // one per scan
   for (const auto &t : tallies) {
+    const auto weight = static_cast<double>(t.scans);
     collectives += t.collectives;
-    medians.push_back(t.median_wait_seconds);
+    scans += t.scans;
+    medians.insert(medians.end(), t.scans, t.median_wait_seconds);
     double waited = 0;
-    for (const auto &[process, seconds] : t.waited)
+    for (const auto &[rank, seconds] : t.waited)
       waited += seconds;
-    for (const auto &[process, seconds] : t.waited)
+    for (const auto &[rank, seconds] : t.waited)
       if (waited > 0)
-        wait_share[process] += seconds / waited;
-    for (const auto &[process, count] : t.last)
-      last_share[process] += static_cast<double>(count) / static_cast<double>(t.collectives);
+        wait_share[rank] += weight * seconds / waited;
+    for (const auto &[rank, count] : t.last)
+      last_share[rank] += weight * static_cast<double>(count) / static_cast<double>(t.collectives);
   }
   if (collectives < settings_.min_collectives || wait_share.empty())
     return std::nullopt;
   const auto most =
       std::max_element(wait_share.begin(), wait_share.end(),
                        [](const auto &a, const auto &b) { return a.second < b.second; });
-  const auto rank = std::find_if(ranks.begin(), ranks.end(),
-                                 [&](const NcclRank &r) { return r.process == most->first; });
+  const auto rank = std::find_if(ranks.begin(), ranks.end(), [&](const NcclRank &r) {
+    return StragglerRankKey{r.process, r.communicator->rank} == most->first;
+  });
   if (rank == ranks.end()) // it left the communicator
     return std::nullopt;
-  const auto n = static_cast<double>(tallies.size());
+  const auto n = static_cast<double>(scans);
   Straggler straggler{*rank, most->second / n, last_share[most->first] / n,
                       median_of(std::move(medians)), collectives};
   if (straggler.wait_share < settings_.min_wait_share ||

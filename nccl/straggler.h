@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/process_id.h"
@@ -30,27 +31,33 @@ namespace neutracer {
 
 struct StragglerSettings {
   double window_seconds = 30;
-  double min_wait_share = 0.6; // of all the waits in the window
-  double min_last_share = 0.9; // of the window's collectives, each scan weighing the same
+  double min_wait_share = 0.6;  // of all the waits in the window
+  double min_last_share = 0.95; // of the window's collectives, each scan weighing the same
   double min_median_wait_seconds = 0.005; // per collective: below, ranks are in step
   std::size_t min_collectives = 10;       // in the window
-  std::size_t max_tallies = 1024;         // per communicator: a bound for short scans
+  std::size_t max_tallies = 1024;         // per communicator: closer scans share one
 };
+
+// A rank of a communicator: its process and its rank number there (a process may hold several
+// ranks of one communicator, one per GPU it drives).
+using StragglerRankKey = std::pair<ProcessId, int>;
 
 // The collectives every rank called in one stretch: who came last at each and the waits.
 struct StragglerTally {
   std::uint64_t at_ns = 0;
+  std::size_t scans = 1; // more than one: scans that share a tally (StragglerSettings::max_tallies)
   std::size_t collectives = 0;
   double median_wait_seconds = 0;
-  std::map<ProcessId, std::size_t> last; // collectives where the process came last
-  std::map<ProcessId, double> waited;    // seconds the others waited for it
+  std::map<StragglerRankKey, std::size_t> last; // collectives where the rank came last
+  std::map<StragglerRankKey, double> waited;    // seconds the others waited for it
 };
 
 // Tallies the collectives numbered `next` and on that every rank in `ranks` (one communicator's
 // ranks on this node) called, and sets `next` past them. Collectives with a lost arrival are
-// left out: who came last is not known.
+// left out (who came last is not known), and so are those whose last arrival came before
+// `since_ns` (a history begun late must not date old collectives to now).
 StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64_t &next,
-                                 std::uint64_t now_ns);
+                                 std::uint64_t since_ns, std::uint64_t now_ns);
 
 struct Straggler {
   NcclRank rank;
