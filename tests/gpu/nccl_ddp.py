@@ -74,12 +74,12 @@ def rank_main(rank, check, seconds, out_path):
     def steps_for(seconds, slow=False):
         """Steps until rank 0's clock says `seconds` passed, every rank to the same step: a rank
         that stopped alone would leave the other waiting in DDP's all-reduce (a real hang). The
-        ranks agree every 20 steps, in an all-reduce of their own (and a sync, as a loss print
+        ranks agree every 100 steps, in an all-reduce of their own (and a sync, as a loss print
         would)."""
         end = time.time() + seconds
         stop = torch.zeros(1, device="cuda")
         for n in itertools.count():
-            if n % 20 == 0:
+            if n % 100 == 0:
                 stop.fill_(1.0 if rank == 0 and time.time() >= end else 0.0)
                 dist.all_reduce(stop)
                 if stop.item() > 0:
