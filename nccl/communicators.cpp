@@ -149,7 +149,7 @@ std::map<std::string, std::vector<NcclRank>> joined_communicators(const NcclComm
   for (const auto &[process, comms] : all.processes())
     for (const auto &[handle, comm] : comms)
       if (comm.joinable)
-        joined[comm.id].push_back({process, &comm});
+        joined[comm.id].push_back({process, &comm, handle});
   return joined;
 }
 

@@ -79,6 +79,7 @@ private:
 struct NcclRank {
   ProcessId process;
   const NcclCommunicator *communicator = nullptr;
+  std::uint64_t handle = 0; // the communicator's in its process: a process may hold several ranks
 };
 
 // The joinable communicators by id, each with its ranks on this node in process order.

@@ -39,13 +39,14 @@ StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64
   if (ranks.size() < 2)
     return tally;
   // The collectives every rank still holds an arrival time for: [first, end).
-  std::uint64_t first = 0, end = UINT64_MAX;
+  std::uint64_t first = 0, end = UINT64_MAX, most = 0;
   for (const auto &rank : ranks) {
     const auto &comm = *rank.communicator;
     first = std::max(first, comm.collectives - comm.arrivals.size());
     end = std::min(end, comm.collectives);
+    most = std::max(most, comm.collectives);
   }
-  if (next > end) // the ranks numbered afresh (a rank restarted)
+  if (next > most) // every rank numbered afresh (the job restarted); one behind is waited for
     next = first;
   std::vector<double> waits;
   for (std::uint64_t k = std::max(first, next); k < end; ++k) {
@@ -65,7 +66,7 @@ StragglerTally tally_collectives(const std::vector<NcclRank> &ranks, std::uint64
     if (!known || latest < since_ns) // a lost event, or older than the window
       continue;
     const double wait = static_cast<double>(latest - earliest) / 1e9;
-    const StragglerRankKey key{last->process, last->communicator->rank};
+    const StragglerRankKey key{last->process, last->handle};
     ++tally.last[key];
     tally.waited[key] += wait;
     waits.push_back(wait);
@@ -84,6 +85,8 @@ std::optional<Straggler> StragglerHistory::judge(const std::string &id,
   if (ranks.size() < 2)
     return std::nullopt;
   auto &history = histories_[id];
+  if (!history.tallies.empty()) // never backwards: the tallies' times stay in order
+    now_ns = std::max(now_ns, history.tallies.back().at_ns);
   const auto window_ns = static_cast<std::uint64_t>(std::max(0.0, settings_.window_seconds) * 1e9);
   const std::uint64_t since = now_ns > window_ns ? now_ns - window_ns : 0;
   auto tally = tally_collectives(ranks, history.next, since, now_ns);
@@ -125,7 +128,7 @@ std::optional<Straggler> StragglerHistory::judge(const std::string &id,
       std::max_element(wait_share.begin(), wait_share.end(),
                        [](const auto &a, const auto &b) { return a.second < b.second; });
   const auto rank = std::find_if(ranks.begin(), ranks.end(), [&](const NcclRank &r) {
-    return StragglerRankKey{r.process, r.communicator->rank} == most->first;
+    return StragglerRankKey{r.process, r.handle} == most->first;
   });
   if (rank == ranks.end()) // it left the communicator
     return std::nullopt;

@@ -38,9 +38,9 @@ struct StragglerSettings {
   std::size_t max_tallies = 1024;         // per communicator: closer scans share one
 };
 
-// A rank of a communicator: its process and its rank number there (a process may hold several
-// ranks of one communicator, one per GPU it drives).
-using StragglerRankKey = std::pair<ProcessId, int>;
+// A rank of a communicator: its process and the communicator's handle there (a process may hold
+// several ranks of one communicator, one per GPU it drives; a split's rank number is unknown).
+using StragglerRankKey = std::pair<ProcessId, std::uint64_t>;
 
 // The collectives every rank called in one stretch: who came last at each and the waits.
 struct StragglerTally {

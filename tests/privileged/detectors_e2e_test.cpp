@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "e2e_fixture.h"
 
@@ -19,8 +19,6 @@ constexpr const char *kFragmentationMessageId = "8492fad4ca474ede88f6c7ead7aae3e
 constexpr const char *kOomMessageId = "300aaf922eb2453baeec2d829451f171";
 constexpr const char *kHangMessageId = "532415b45116440fa5459ceab6100463";
 constexpr const char *kExitMessageId = "52f525da51814e438c19d93e726f2bcd";
-
-constexpr const char *kMiB = "1048576";
 
 // Windows of a second, so that a few seconds of stand-in calls cover the detectors' logic;
 // the shipped defaults only differ in time scale.
@@ -90,8 +88,11 @@ TEST_F(DetectorsE2E, SteadyLeakIsFlaggedAndTrainingSawtoothIsNot) {
         alerts = api("/api/v1/alerts");
         processes = api("/api/v1/processes");
       });
-  // 20 MiB/s kept; the slope of per-second minimums is close to it.
-  EXPECT_NEAR(growth, 20.0 * (1 << 20), 8.0 * (1 << 20));
+  // 20 MiB/s kept at most; the slope of per-second minimums is of that order. Less when the
+  // stand-in's 200 ms sleeps stretch on a loaded host (CI once saw 10 MiB/s: a second with
+  // fewer allocations), never more.
+  EXPECT_GE(growth, 4.0 * (1 << 20));
+  EXPECT_LE(growth, 28.0 * (1 << 20));
   EXPECT_GT(probability, 0.9);
   // Host-wide: other stand-ins on the host may raise alerts too. Ours are checked per pid below.
   EXPECT_GE(scrape()[series("neutracer_alerts_total", {{"alert", "memory_leak"}})], 1);
@@ -225,10 +226,9 @@ protected:
     auto scenario = run_scenario({}, repeat(round, rounds), {}, [&](const std::string &pid) {
       const auto released = std::chrono::steady_clock::now();
       if (eventually(
-              [&] { return process_value("neutracer_cuda_memory_leak_suspected", pid) == 1; },
-              20s))
-        latency = std::chrono::duration<double>(std::chrono::steady_clock::now() - released)
-                      .count();
+              [&] { return process_value("neutracer_cuda_memory_leak_suspected", pid) == 1; }, 20s))
+        latency =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - released).count();
     });
     finish(scenario);
     return latency;
@@ -238,9 +238,8 @@ protected:
 TEST_F(DefaultDetectorsE2E, LeakShapesAreFlaggedWithin15Seconds) {
   // Tensors kept in a list, a few dropped: each 200 ms two 4 MiB blocks, the newest freed at
   // once, under a sawtooth of eight 8 MiB temporaries.
-  const auto list = seconds_to_leak({"alloc:4194304:2", "free:1", "alloc:8388608:8", "free:8",
-                                     "sleep:200"},
-                                    110);
+  const auto list =
+      seconds_to_leak({"alloc:4194304:2", "free:1", "alloc:8388608:8", "free:8", "sleep:200"}, 110);
   // A graph kept alive by a running sum: each 200 ms one 4 MiB block kept, same sawtooth.
   const auto graph =
       seconds_to_leak({"alloc:4194304:1", "alloc:8388608:8", "free:8", "sleep:200"}, 110);

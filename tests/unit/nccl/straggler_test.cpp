@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -75,9 +76,9 @@ TEST(StragglerTally, PutsEachWaitOnTheRankThatArrivedLast) {
   std::uint64_t next = 0;
   const auto tally = tally_collectives(job.ranks(), next, 0, 6000 * kMs);
   EXPECT_EQ(tally.collectives, 120u);
-  EXPECT_EQ(tally.last.at({kRanks[2], 2}), 120u);
+  EXPECT_EQ(tally.last.at({kRanks[2], handle_of(2)}), 120u);
   EXPECT_NEAR(tally.median_wait_seconds, 0.050, 0.003);
-  EXPECT_NEAR(tally.waited.at({kRanks[2], 2}), 120 * 0.050, 120 * 0.003);
+  EXPECT_NEAR(tally.waited.at({kRanks[2], handle_of(2)}), 120 * 0.050, 120 * 0.003);
   EXPECT_EQ(next, 120u);
   EXPECT_EQ(tally_collectives(job.ranks(), next, 0, 7000 * kMs).collectives, 0u)
       << "tallied once only";
@@ -104,7 +105,8 @@ TEST(StragglerTally, ACollectiveWithALostArrivalIsLeftOut) {
   std::uint64_t next = 0;
   const auto tally = tally_collectives(job.ranks(), next, 0, 1100 * kMs);
   EXPECT_EQ(tally.collectives, 21u) << "20 steps' and number 22; not number 21";
-  EXPECT_EQ(tally.last.at({kRanks[2], 2}), 20u) << "number 22 came at once to all: a tie";
+  EXPECT_EQ(tally.last.at({kRanks[2], handle_of(2)}), 20u)
+      << "number 22 came at once to all: a tie";
 }
 
 TEST(StragglerTally, ArrivalsAreMatchedByNumberWhenRanksHoldDifferentOnes) {
@@ -119,7 +121,7 @@ TEST(StragglerTally, ArrivalsAreMatchedByNumberWhenRanksHoldDifferentOnes) {
   std::uint64_t next = 0;
   const auto tally = tally_collectives(job.ranks(), next, 0, 2200 * kMs);
   EXPECT_EQ(tally.collectives, 3u);
-  EXPECT_EQ(tally.last.at({kRanks[1], 1}), 3u);
+  EXPECT_EQ(tally.last.at({kRanks[1], handle_of(1)}), 3u);
   EXPECT_NEAR(tally.median_wait_seconds, 0.030, 1e-9);
   EXPECT_EQ(next, 20u) << "numbers 20 and 21 wait for rank 0";
 }
@@ -337,6 +339,51 @@ TEST(Straggler, AProcessWithTwoRanksHasTheLateOneNamed) {
   ASSERT_TRUE(last);
   EXPECT_EQ(last->rank.process, both);
   EXPECT_EQ(last->rank.communicator->rank, 1);
+}
+
+TEST(Straggler, SplitsHeldByOneProcessAreRanksOfTheirOwn) {
+  // One process holds two ranks of a communicator and splits both (a split's rank number is not
+  // known: -1 in each); another process holds the third. The split's rank held by handle 0x19
+  // is late: it is named, not its process's other rank.
+  NcclCommunicators all;
+  const ProcessId both{200, 1}, other{201, 1};
+  all.apply(both, nccl_init(0x10, 0xbeef, 0, 3));
+  all.apply(both, nccl_init(0x18, 0xbeef, 1, 3));
+  all.apply(other, nccl_init(0x20, 0xbeef, 2, 3));
+  const auto split = [](std::uint64_t parent, std::uint64_t child) {
+    nt_nccl_event event{};
+    event.kind = NT_EVENT_NCCL;
+    event.op = NT_NCCL_COMM_SPLIT;
+    event.call.comm = child;
+    event.call.comm_key = parent;
+    event.call.rank = 7; // the color
+    return event;
+  };
+  all.apply(both, split(0x10, 0x11));
+  all.apply(both, split(0x18, 0x19));
+  all.apply(other, split(0x20, 0x21));
+  StragglerHistory history;
+  std::optional<Straggler> last;
+  for (int k = 0; k < 400; ++k) {
+    const auto ms = static_cast<std::uint64_t>(k * 100);
+    all.apply(both, nccl_call(NT_NCCL_ALL_REDUCE, 0x11, 1, 7, ms * kMs + 1));
+    all.apply(both, nccl_call(NT_NCCL_ALL_REDUCE, 0x19, 1, 7, (ms + 30) * kMs));
+    all.apply(other, nccl_call(NT_NCCL_ALL_REDUCE, 0x21, 1, 7, (ms + 1) * kMs));
+    if (k % 10 == 9) {
+      const auto joined = joined_communicators(all);
+      const auto split_ranks = std::find_if(joined.begin(), joined.end(), [](const auto &c) {
+        return std::any_of(c.second.begin(), c.second.end(),
+                           [](const NcclRank &r) { return r.handle == 0x11; });
+      });
+      ASSERT_NE(split_ranks, joined.end());
+      ASSERT_EQ(split_ranks->second.size(), 3u) << "the three splits join";
+      last = history.judge("split", split_ranks->second, (ms + 100) * kMs);
+    }
+  }
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->rank.process, both);
+  EXPECT_EQ(last->rank.handle, 0x19u);
+  EXPECT_EQ(last->rank.communicator->rank, -1);
 }
 
 TEST(Straggler, AStragglerThatLeftIsNotNamed) {
