@@ -38,16 +38,23 @@ struct Job {
   int n;
 };
 
+// Calls `at(ms)` every `step_ms` milliseconds from `from_s` to `to_s` seconds (not at `to_s`).
+void every(double from_s, double to_s, double step_ms, const std::function<void(double)> &at) {
+  for (double ms = from_s * 1000; ms < to_s * 1000 - 1e-6; ms += step_ms)
+    at(ms);
+}
+
 // Steps of 100 ms with two all-reduces each, from `from_s` to `to_s` seconds; every rank arrives
 // with a jitter of up to `jitter_ms`, and rank `slow` (if any) `delay_ms(second)` later.
 void steps(Job &job, double from_s, double to_s, int slow, double jitter_ms,
            const std::function<double(double)> &delay_ms, std::mt19937 &random) {
   std::uniform_real_distribution<double> jitter(0, jitter_ms);
-  for (double ms = from_s * 1000; ms < to_s * 1000 - 1e-6; ms += 100)
+  every(from_s, to_s, 100, [&](double ms) {
     for (int call = 0; call < 2; ++call)
       job.collective([&](int r) {
         return ms + call * 10.0 + jitter(random) + (r == slow ? delay_ms(ms / 1000) : 0);
       });
+  });
 }
 
 // Judges at each whole second from `from_s` to `to_s`, feeding the steps of each second first;
@@ -201,12 +208,12 @@ TEST(Straggler, RanksThatTakeTurnsArrivingLastNameNobody) {
   for (double until = 0; until < 600;)
     turns.emplace_back(until += turn_s(random), static_cast<int>(turns.size() % 2));
   const auto result = run(job, history, 0, 600, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < to * 1000 - 1e-6; ms += 50) {
+    every(from, to, 50, [&](double ms) {
       const auto turn = std::find_if(turns.begin(), turns.end(),
                                      [&](const auto &t) { return ms / 1000 < t.first; });
       const double lag = lag_ms(random);
       j.collective([&](int r) { return ms + (r == turn->second ? lag : 0); });
-    }
+    });
   });
   EXPECT_TRUE(result.named_at.empty()) << "first at " << result.named_at.front() << " s";
 }
@@ -217,8 +224,8 @@ TEST(Straggler, ABurstAtSetUpNamesNobody) {
   Job job(2);
   StragglerHistory history;
   const auto result = run(job, history, 0, 60, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < std::min(to, 3.0) * 1000 - 1e-6; ms += 100)
-      j.collective([&](int r) { return ms + (r == 0 ? 20 : 0); });
+    every(from, std::min(to, 3.0), 100,
+          [&](double ms) { j.collective([&](int r) { return ms + (r == 0 ? 20 : 0); }); });
   });
   EXPECT_TRUE(result.named_at.empty()) << "first at " << result.named_at.front() << " s";
 }
@@ -230,8 +237,10 @@ TEST(Straggler, AFewLongWaitsNameNobody) {
   StragglerHistory history;
   int k = 0;
   const auto result = run(job, history, 0, 60, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < to * 1000 - 1e-6; ms += 100, ++k)
+    every(from, to, 100, [&](double ms) {
       j.collective([&](int r) { return ms + (r == 0 ? (k % 10 == 0 ? 200.0 : 0.5) : 0); });
+      ++k;
+    });
   });
   EXPECT_TRUE(result.named_at.empty()) << "first at " << result.named_at.front() << " s";
 }
@@ -266,8 +275,8 @@ TEST(Straggler, AJobFasterThanTheArrivalsKeptIsJudgedOverTheWholeWindow) {
   Job job(2);
   StragglerHistory history;
   const auto result = run(job, history, 0, 20, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < to * 1000 - 1e-6; ms += 0.5)
-      j.collective([&](int r) { return ms + (r == 1 ? 6.0 : 0); });
+    every(from, to, 0.5,
+          [&](double ms) { j.collective([&](int r) { return ms + (r == 1 ? 6.0 : 0); }); });
   });
   ASSERT_TRUE(result.last);
   EXPECT_EQ(result.last->rank.process, kRanks[1]);
@@ -310,11 +319,11 @@ TEST(Straggler, TheTurnsOfAHealthyDdpJobOnH200sNameNobody) {
   std::mt19937 random(5);
   std::uniform_real_distribution<double> lag_ms(5, 25);
   const auto result = run(job, history, 0, 600, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < to * 1000 - 1e-6; ms += 20) {
+    every(from, to, 20, [&](double ms) {
       const int late = late_at(ms / 1000);
       const double lag = lag_ms(random);
       j.collective([&](int r) { return ms + (r == late ? lag : 0); });
-    }
+    });
   });
   EXPECT_TRUE(result.named_at.empty()) << "first at " << result.named_at.front() << " s";
 }
@@ -420,8 +429,8 @@ TEST(Straggler, ForgetsTheCommunicatorsNotKept) {
   Job job(2);
   StragglerHistory history;
   run(job, history, 0, 20, [&](Job &j, double from, double to) {
-    for (double ms = from * 1000; ms < to * 1000 - 1e-6; ms += 100)
-      j.collective([&](int r) { return ms + (r == 1 ? 30.0 : 0); });
+    every(from, to, 100,
+          [&](double ms) { j.collective([&](int r) { return ms + (r == 1 ? 30.0 : 0); }); });
   });
   ASSERT_TRUE(history.judge("c", job.ranks(), 20'500 * kMs));
   history.keep_only({"other"});
