@@ -71,15 +71,18 @@ def rank_main(rank, check, seconds, out_path):
         ddp(torch.randn(256, 1024, device="cuda")).square().mean().backward()
         opt.step()
 
-    def steps_for(seconds, slow=False):
+    def steps_for(seconds, slow=False, every=100, chunk_done=None):
         """Steps until rank 0's clock says `seconds` passed, every rank to the same step: a rank
         that stopped alone would leave the other waiting in DDP's all-reduce (a real hang). The
-        ranks agree every 100 steps, in an all-reduce of their own (and a sync, as a loss print
-        would)."""
+        ranks agree every `every` steps, in an all-reduce of their own (and a sync, as a loss
+        print would); before each agreement but the first, chunk_done() after a device sync."""
         end = time.time() + seconds
         stop = torch.zeros(1, device="cuda")
         for n in itertools.count():
-            if n % 100 == 0:
+            if n % every == 0:
+                if n and chunk_done:
+                    torch.cuda.synchronize()
+                    chunk_done()
                 stop.fill_(1.0 if rank == 0 and time.time() >= end else 0.0)
                 dist.all_reduce(stop)
                 if stop.item() > 0:
@@ -121,17 +124,7 @@ def rank_main(rank, check, seconds, out_path):
         # daemon on/off times are on the same clock).
         start = time.monotonic()
         ends = []
-        end = time.time() + seconds
-        stop = torch.zeros(1, device="cuda")
-        while True:
-            stop.fill_(1.0 if rank == 0 and time.time() >= end else 0.0)
-            dist.all_reduce(stop)
-            if stop.item() > 0:
-                break
-            for _ in range(COST_CHUNK_STEPS):
-                step()
-            torch.cuda.synchronize()
-            ends.append(time.monotonic())
+        steps_for(seconds, every=COST_CHUNK_STEPS, chunk_done=lambda: ends.append(time.monotonic()))
         say(event="chunks", start=start, ends=ends, steps=COST_CHUNK_STEPS)
     else:  # healthy
         steps_for(seconds)
