@@ -18,6 +18,19 @@ struct {
 	__uint(max_entries, 4 << 20); /* resized from the config before load */
 } events SEC(".maps");
 
+/*
+ * How an event wakes the daemon: only once an eighth of the ring waits to be read. A wakeup per
+ * event costs the calling thread an interrupt on the way out of the probe (about 10 us a call on
+ * a VM: BENCHMARKS.md, "NCCL probes"); the daemon reads the ring at least every 100 ms anyway.
+ */
+static __always_inline __u64 event_wakeup(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
 /* One name event per CPU, built before its used bytes are copied into `events`. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -316,7 +329,7 @@ static __always_inline int report_call(struct pt_regs *ctx)
 				   key.api == NT_API_CTX_CREATE_V4))
 		push_context(event->out[0]);
 	bpf_map_delete_elem(&inflight, &key);
-	bpf_ringbuf_submit(event, 0);
+	bpf_ringbuf_submit(event, event_wakeup());
 	if (pair.function)
 		bpf_map_update_elem(&known_kernel_functions, &pair, &kernel, BPF_ANY);
 	return 0;
@@ -372,7 +385,8 @@ int name_exit(struct pt_regs *ctx)
 	if (name_len > NT_NAME_MAX)
 		name_len = NT_NAME_MAX;
 	event->name_len = (__u32)name_len;
-	if (bpf_ringbuf_output(&events, event, offsetof(struct nt_name_event, name) + name_len, 0))
+	if (bpf_ringbuf_output(&events, event, offsetof(struct nt_name_event, name) + name_len,
+			       event_wakeup()))
 		count_stat(NT_STAT_RINGBUF_FULL);
 	bpf_map_delete_elem(&inflight, &key);
 	return 0;
@@ -451,7 +465,7 @@ int torch_block_alloc(struct pt_regs *ctx)
 	event->device = (__s32)device;
 	event->stack_id = stack_id;
 	event->python_stack = python_stack;
-	bpf_ringbuf_submit(event, 0);
+	bpf_ringbuf_submit(event, event_wakeup());
 	return 0;
 }
 
@@ -483,7 +497,7 @@ int torch_block_free(struct pt_regs *ctx)
 	event->time_ns = bpf_ktime_get_ns();
 	event->address = (__u64)address;
 	event->stack_id = NT_NO_STACK;
-	bpf_ringbuf_submit(event, 0);
+	bpf_ringbuf_submit(event, event_wakeup());
 	return 0;
 }
 

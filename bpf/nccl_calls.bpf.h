@@ -202,7 +202,7 @@ int nccl_exit(struct pt_regs *ctx)
 		nccl_forget_sequence(key.pid_tgid >> 32, event->call.comm);
 	}
 	bpf_map_delete_elem(&nccl_inflight, &key);
-	bpf_ringbuf_submit(event, 0);
+	bpf_ringbuf_submit(event, event_wakeup());
 	return 0;
 }
 

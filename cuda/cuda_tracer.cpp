@@ -557,6 +557,7 @@ void CudaTracer::poll(std::chrono::milliseconds timeout,
                       const std::function<void(std::span<const std::byte>)> &sink) {
   sink_ = &sink;
   ring_buffer__poll(ring_buffer_.get(), static_cast<int>(timeout.count()));
+  ring_buffer__consume(ring_buffer_.get());
   sink_ = nullptr;
 }
 

@@ -73,7 +73,8 @@ public:
   }
   std::optional<double> measure_launch_trap_ns() override;
 
-  // Waits up to `timeout` for events and passes each one's bytes to `sink`.
+  // Waits up to `timeout` for events and passes each one's bytes to `sink`: those that woke the
+  // wait and those the probes wrote without waking it (bpf/cuda_calls.bpf.c, event_wakeup).
   void poll(std::chrono::milliseconds timeout,
             const std::function<void(std::span<const std::byte>)> &sink) override;
 
