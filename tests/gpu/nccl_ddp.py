@@ -38,7 +38,6 @@ import argparse
 import itertools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +46,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from nt_common import fetch, parse_prometheus, wait_for  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "bench", "gpu"))
+import paired  # noqa: E402  (the interval method, CPU lists and pinning)
 
 PORT = int(os.environ.get("NT_PORT", "19563"))
 URL = f"http://127.0.0.1:{PORT}"
@@ -184,12 +185,12 @@ def start_job(check, seconds, outdir, batch=256):
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONUNBUFFERED="1",
                NCCL_NVLS_ENABLE="0")  # NVLink multicast stays off on these machines
     log = open(os.path.join(outdir, f"{check}.job.log"), "w")
+    cmd, preexec = paired.pinned([sys.executable, os.path.abspath(__file__), "--job", check,
+                                  "--job-seconds", str(seconds), "--job-out", out_path,
+                                  "--job-batch", str(batch)], CPUS.job)
     # A session of its own, so that stop_job reaches the ranks that mp.spawn started.
-    job = subprocess.Popen(CPUS.pinned([sys.executable, os.path.abspath(__file__), "--job", check,
-                                        "--job-seconds", str(seconds), "--job-out", out_path,
-                                        "--job-batch", str(batch)], CPUS.job),
-                           stdout=log, stderr=subprocess.STDOUT, env=env,
-                           start_new_session=True)
+    job = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                           preexec_fn=preexec, start_new_session=True)
     JOBS.append(job)
     return job, out_path
 
@@ -300,8 +301,6 @@ def check_cost(outdir, rows, daemon, seconds, batch):
     each on-block's time per step compared with the off stretches next to it (tests/bench/gpu/
     paired.py's interval method), the other kind's blocks left out. On: from the moment the
     daemon reports the job to its exit; off: from its exit to its next start."""
-    sys.path.insert(0, os.path.join(HERE, "..", "bench", "gpu"))
-    import paired  # noqa: E402
     import random
     job, out = start_job("cost", seconds, outdir, batch)
     wait_for(lambda: first(out, "ready", 0), 240, "the cost job")
@@ -381,10 +380,10 @@ class Daemon:
             with open(self.config_path, "w") as f:
                 f.write(config)
             path = self.config_path
-        self.process = subprocess.Popen(CPUS.pinned([self.binary, "--config", path, "--listen",
-                                                     f"127.0.0.1:{PORT}", "--scan-interval",
-                                                     "1s"], CPUS.daemon),
-                                        stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
+        cmd, preexec = paired.pinned([self.binary, "--config", path, "--listen",
+                                      f"127.0.0.1:{PORT}", "--scan-interval", "1s"], CPUS.daemon)
+        self.process = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=self.env, preexec_fn=preexec)
         wait_for(lambda: answers(URL + "/healthz"), 30, "the daemon")
 
     def stop(self):
@@ -402,22 +401,14 @@ class Cpus:
 
     def choose(self, spec):
         allowed = sorted(os.sched_getaffinity(0))
-        if spec != "none" and not shutil.which("taskset"):
-            print("nccl_ddp: no taskset here: the daemon and the job share the CPUs",
-                  file=sys.stderr)
-            spec = "none"
         if spec == "auto":
             self.daemon = allowed[-2:] if len(allowed) >= 8 else []
         elif spec != "none":
-            self.daemon = [int(c) for c in spec.split(",")]
+            self.daemon = paired.parse_cpus(spec) or []
             if not set(self.daemon) <= set(allowed) or len(self.daemon) >= len(allowed):
                 raise SystemExit(f"nccl_ddp: --daemon-cpus {spec}: not a strict subset of "
                                  f"the CPUs allowed here ({allowed[0]}-{allowed[-1]})")
         self.job = [c for c in allowed if c not in self.daemon] if self.daemon else []
-
-    @staticmethod
-    def pinned(cmd, cpus):
-        return (["taskset", "-c", ",".join(map(str, cpus))] + cmd) if cpus else cmd
 
 
 CPUS = Cpus()
@@ -443,7 +434,7 @@ def main():
     p.add_argument("--cost-seconds", type=float, default=480)
     p.add_argument("--cost-batch", type=int, default=256)
     p.add_argument("--daemon-cpus", default="auto",
-                   help="CPUs for the daemon (comma-separated), 'auto' or 'none'")
+                   help="CPUs for the daemon (a list such as 30,31 or 30-31), 'auto' or 'none'")
     p.add_argument("--job", help=argparse.SUPPRESS)
     p.add_argument("--job-seconds", type=float, default=0, help=argparse.SUPPRESS)
     p.add_argument("--job-out", help=argparse.SUPPRESS)
