@@ -75,12 +75,12 @@ JournalEntry nccl_straggler_entry(const std::string &communicator,
   JournalEntry entry;
   entry.message_id = std::string(kNcclStragglerMessageId);
   entry.priority = 4;
-  entry.message = "nccl_straggler in communicator " + communicator + ": " +
-                  rank_text(straggler.rank, comms) + " arrives last at " +
-                  fixed(straggler.last_share * 100, 0) + " % of its collectives; " +
-                  fixed(straggler.wait_share * 100, 0) + " % of the waiting is for it, a median " +
-                  fixed(straggler.median_wait_seconds * 1e3, 1) + " ms per collective over " +
-                  std::to_string(straggler.collectives) + " collectives";
+  entry.message =
+      "nccl_straggler in communicator " + communicator + ": " + rank_text(straggler.rank, comms) +
+      " arrives last at " + fixed(straggler.last_share * 100, 0) + " % of its collectives; " +
+      fixed(straggler.wait_share * 100, 0) + " % of the waiting is for it; it calls a median " +
+      fixed(straggler.median_wait_seconds * 1e3, 1) + " ms after the first rank, over " +
+      std::to_string(straggler.collectives) + " collectives";
   entry.fields = {{"ALERT_KIND", "nccl_straggler"},
                   {"NCCL_COMMUNICATOR", communicator},
                   {"TARGET_PID", std::to_string(straggler.rank.process.pid)},
