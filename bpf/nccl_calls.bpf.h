@@ -157,8 +157,11 @@ int nccl_enter(struct pt_regs *ctx)
 		return 0;
 	}
 	/* Where a collective was called from: the site a hang names. */
-	if (nccl_is_transfer(key.api))
+	if (nccl_is_transfer(key.api)) {
 		call.stack_id = entry_stacks(ctx, &call.python_stack);
+		if (call.stack_id != NT_NO_STACK)
+			call.caller = entry_return_address(ctx);
+	}
 	if (key.api >= NT_NCCL_ALL_REDUCE && key.api <= NT_NCCL_REDUCE_SCATTER)
 		call.sequence =
 		    nccl_next_sequence(key.pid_tgid >> 32, call.comm, call.proc_start_ns);

@@ -320,6 +320,7 @@ struct nt_nccl_inflight {
 	 */
 	nt_u64 comm_key;
 	nt_u64 python_stack; /* collectives: the caller's Python stack (python_stacks key), 0 if none */
+	nt_u64 caller;       /* with stack_id: the return address at entry; else 0 */
 	/*
 	 * Collectives: the number of this one among the communicator's collectives in this process,
 	 * from 1, counted at entry in the kernel: a lost event leaves a gap instead of shifting the

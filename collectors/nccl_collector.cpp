@@ -35,7 +35,8 @@ void NcclCollector::nccl_call(const ProcessId &id, const nt_nccl_event &event) {
     last_sites_.erase({id, event.call.comm});
   // A collective's site, kept while its stack can still be read (the process runs now).
   if (sites_ && is_nccl_collective(op) && event.call.stack_id != NT_NO_STACK) {
-    const auto site = sites_->block_site(id, event.call.stack_id, event.call.python_stack);
+    const auto site =
+        sites_->entry_site(id, event.call.stack_id, event.call.caller, event.call.python_stack);
     if (site >= 0)
       last_sites_[{id, event.call.comm}] = site;
   }

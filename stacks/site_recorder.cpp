@@ -99,8 +99,8 @@ void SiteRecorder::update_python_processes(const std::vector<ProcessId> &process
     const PythonProcess *process = python_.process_of(id);
     if (!process)
       continue;
-    const auto offsets = to_abi_offsets(process->offsets, process->runtime_address,
-                                        id.start_ticks, settings_.ns_per_tick);
+    const auto offsets = to_abi_offsets(process->offsets, process->runtime_address, id.start_ticks,
+                                        settings_.ns_per_tick);
     if (map_.set_python_process(static_cast<std::uint32_t>(id.pid), offsets))
       python_written_.insert(id);
   }
@@ -143,12 +143,21 @@ void SiteRecorder::record(const ProcessId &id, const nt_call_event &event) {
 constexpr double kBlockSiteShare = 0.5;
 
 std::int32_t SiteRecorder::block_site(const ProcessId &id, std::int32_t stack_id,
-                                     std::uint64_t python_key) {
+                                      std::uint64_t python_key) {
   if (!enabled())
     return -1;
   auto &sites = sites_.process(id);
   return static_cast<std::int32_t>(
       site_of(id, sites, stack_id, StackCapture::at_return, 0, python_key, kBlockSiteShare));
+}
+
+std::int32_t SiteRecorder::entry_site(const ProcessId &id, std::int32_t stack_id,
+                                      std::uint64_t caller, std::uint64_t python_key) {
+  if (!enabled())
+    return -1;
+  auto &sites = sites_.process(id);
+  return static_cast<std::int32_t>(
+      site_of(id, sites, stack_id, StackCapture::at_entry, caller, python_key, 1.0));
 }
 
 const Site *SiteRecorder::site(const ProcessId &id, std::int32_t index) const {

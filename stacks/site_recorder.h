@@ -71,6 +71,10 @@ public:
   // make new sites only in the first half of the process's site budget: a view on a busy
   // training step must not leave its launches and driver allocations without sites.
   std::int32_t block_site(const ProcessId &id, std::int32_t stack_id, std::uint64_t python_key);
+  // A call whose stack the probe took at its entry, with `caller` (the return address there),
+  // such as an NCCL collective: the index of its site, made now; -1 when stacks are off.
+  std::int32_t entry_site(const ProcessId &id, std::int32_t stack_id, std::uint64_t caller,
+                          std::uint64_t python_key);
   // The sampled launch stacks, read at each scan.
   void set_launch_stacks(const std::vector<LaunchStackCount> &counts, const ProcessOf &process_of);
   // The live allocations the leak detector holds as samples.
@@ -83,7 +87,7 @@ public:
   // (within the last scans: ids are read once and kept while used); -1 when unknown.
   std::int32_t allocation_site(const ProcessId &id, std::int32_t stack_id,
                                std::uint64_t python_key) const;
-  // Site `index` of process `id` (as block_site returned it); nullptr when unknown.
+  // Site `index` of process `id` (as block_site or entry_site returned it); nullptr when unknown.
   const Site *site(const ProcessId &id, std::int32_t index) const;
   // The site an alert about `id` names; nullptr when there is none.
   const Site *site_for(const ProcessId &id, SitePurpose purpose, std::uint64_t time_ns) const;

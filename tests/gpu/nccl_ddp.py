@@ -13,7 +13,8 @@ with torch.multiprocessing:
 - counts: each rank calls dist.all_reduce 500 times on 1 Mi float32 (4 MiB) after DDP's set-up;
   the daemon's AllReduce count and bytes of that phase must equal the schedule exactly.
 - hang: after 60 training steps rank 1 sleeps 300 s before its next step; the communicator must
-  be flagged (neutracer_nccl_hang_suspected 1, rank 0 waiting) within 60 s of the stall.
+  be flagged (neutracer_nccl_hang_suspected 1, rank 0 waiting) within 60 s of the stall (the row
+  also shows the call site the alert names).
 - straggler: after 40 s in step (nobody may be named then), rank 1 sleeps 50 ms before each
   step; it must be named
   (neutracer_nccl_straggler{pid=rank 1} 1) within 60 s of the slowdown's start.
@@ -38,6 +39,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -231,6 +233,7 @@ def check_counts(outdir, rows):
 
 
 def check_hang(outdir, rows):
+    alerts_before = nccl_alerts(outdir)
     job, out = start_job("hang", 0, outdir)
     stall = wait_for(lambda: first(out, "stall", 1), 240, "rank 1's stall")
     flagged = None
@@ -241,9 +244,13 @@ def check_hang(outdir, rows):
         time.sleep(1)
     waiting = [l for l, v in series(scrape(), "neutracer_nccl_rank_waiting") if v == 1]
     latency = flagged - stall["time"] if flagged else None
+    # The call site the alert names (information: where DDP's all-reduce was called from).
+    hangs = [a for a in nccl_alerts(outdir)[len(alerts_before):] if "nccl_hang" in a]
+    site = re.search(r" #\d+ at (.*?) for ", hangs[0]) if hangs else None
     rows.append(("hang: flagged within 60 s of rank 1's stall",
                  latency is not None and latency <= 60,
-                 f"{latency:.1f} s; waiting {[(l['rank'], l['pid']) for l in waiting]}"
+                 f"{latency:.1f} s; waiting {[(l['rank'], l['pid']) for l in waiting]}; "
+                 f"site {site.group(1) if site else 'none named'}"
                  if latency is not None else "not flagged in 90 s"))
     stop_job(job)
 

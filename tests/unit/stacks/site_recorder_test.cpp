@@ -268,6 +268,26 @@ TEST_F(SiteRecorderTest, SyncStacksAreTakenAtEntry) {
   EXPECT_EQ(recorder.site_for(self_, SitePurpose::wait, 0), nullptr);
 }
 
+// An NCCL collective's stack is taken at its entry: the site starts at its caller, and the
+// allocator view's blocks, which fill only half the budget, leave room for it.
+TEST_F(SiteRecorderTest, EntrySitesStartAtTheCallerAndMayUseTheWholeBudget) {
+  SiteRecorderSettings settings;
+  settings.sites.max_sites_per_process = 2;
+  SiteRecorder recorder(map_, procfs_, settings);
+  map_.stacks[9] = {plain_ + 9};
+  ASSERT_GE(recorder.block_site(self_, 9, 0), 0);
+  const Site *over = recorder.site(self_, recorder.block_site(self_, 7, 0));
+  ASSERT_NE(over, nullptr);
+  EXPECT_EQ(over->kind, SiteKind::over_limit) << "blocks keep to half the budget";
+  const auto index = recorder.entry_site(self_, 8, work_item_ + 5, 0);
+  const Site *site = recorder.site(self_, index);
+  ASSERT_NE(site, nullptr);
+  ASSERT_EQ(site->kind, SiteKind::stack);
+  ASSERT_EQ(site->stack->frames.size(), 2u) << "the API's own frame is dropped";
+  EXPECT_EQ(*site->stack->frames[0].function, "fixture::work_item(int)");
+  EXPECT_EQ(*site->stack->frames[1].function, "fixture_plain");
+}
+
 TEST_F(SiteRecorderTest, LaunchSamplesSumPerSite) {
   SiteRecorder recorder(map_, procfs_);
   const auto pid = static_cast<std::uint32_t>(self_.pid);
