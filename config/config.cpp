@@ -216,4 +216,19 @@ std::optional<ConfigError> validate_config(const Config &config) {
   }
 }
 
+std::vector<std::string> config_warnings(const Config &config) {
+  std::vector<std::string> warnings;
+  // The straggler rule needs its lateness spread over half the window: the window must hold
+  // several scans' tallies (docs/nccl.md, "Stragglers").
+  constexpr int kStragglerWindowScans = 4;
+  const auto fewest = kStragglerWindowScans * config.scan_interval;
+  if (config.nccl.enabled && config.nccl.straggler_window < fewest)
+    warnings.push_back("nccl.straggler_window (" + format_duration(config.nccl.straggler_window) +
+                       ") holds fewer than " + std::to_string(kStragglerWindowScans) +
+                       " scans of scan_interval (" + format_duration(config.scan_interval) +
+                       "): no NCCL straggler will ever be named; set it to " +
+                       format_duration(fewest) + " or more");
+  return warnings;
+}
+
 } // namespace neutracer

@@ -67,13 +67,16 @@ int main(int argc, char **argv) {
   }
   const Config config = *loaded.config;
   if (cli.options->check_config) {
+    for (const auto &warning : config_warnings(config))
+      std::cout << "neutracerd: warning: " << warning << "\n";
     std::cout << "neutracerd: configuration is valid\n";
     return 0;
   }
 
-  const auto log_destination =
-      install_logger(parse_log_format(config.log_format).value_or(LogFormat::logfmt),
-                     config.log_level);
+  const auto log_destination = install_logger(
+      parse_log_format(config.log_format).value_or(LogFormat::logfmt), config.log_level);
+  for (const auto &warning : config_warnings(config))
+    spdlog::warn("configuration: {}", warning);
 
   install_signal_handlers();
 
@@ -97,12 +100,12 @@ int main(int argc, char **argv) {
     SystemJournalWriter system_journal;
     // GPU device metrics are optional too: NVML is loaded only if installed.
     const auto nvml = config.nvml.enabled ? open_nvml(config.nvml.library) : nullptr;
-    DaemonCollectors collectors(config, {.cuda = tracer,
-                                         .os = os_tracer.get(),
-                                         .nvml = config.nvml.enabled,
-                                         .nvml_api = nvml.get(),
-                                         .journal = config.alerts.journal ? &system_journal
-                                                                          : nullptr});
+    DaemonCollectors collectors(config,
+                                {.cuda = tracer,
+                                 .os = os_tracer.get(),
+                                 .nvml = config.nvml.enabled,
+                                 .nvml_api = nvml.get(),
+                                 .journal = config.alerts.journal ? &system_journal : nullptr});
     DaemonLoop loop(config.scan_interval, collectors.in_order(), collectors.cuda(), publisher,
                     notifier);
 

@@ -32,6 +32,8 @@ head -c 1048577 /dev/zero | tr '\0' '#' > "$dir/huge.yaml"
 expect 0 '^neutracerd [0-9]+\.[0-9]+\.[0-9]+$' -- --version
 expect 0 '--scan-interval' -- --help
 expect 0 'valid' -- --check-config --config "$dir/good.yaml"
+# Valid, with a warning: a straggler window of three scans never names anyone.
+expect 0 'warning: nccl.straggler_window \(30s\) holds fewer than 4 scans' -- --check-config --config "$dir/good.yaml" --scan-interval 10s
 expect 2 'broken.yaml:[0-9]+' -- --check-config --config "$dir/broken.yaml"
 expect 2 "listn" -- --check-config --config "$dir/unknown.yaml"
 expect 2 'max_kernels_per_process' -- --check-config --config "$dir/type.yaml"
