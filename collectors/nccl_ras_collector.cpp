@@ -16,16 +16,31 @@ RasPollerSettings ras_poller_settings(const Config &config) {
   return settings;
 }
 
-NcclRasCollector::NcclRasCollector(const RasPollerSettings &settings, const NcclCollector &nccl,
+RasMonitorSettings ras_monitor_settings(const Config &config) {
+  RasMonitorSettings settings;
+  settings.address = config.nccl.ras_address;
+  settings.answer_timeout = config.nccl.ras_timeout;
+  return settings;
+}
+
+NcclRasCollector::NcclRasCollector(const RasPollerSettings &settings,
+                                   const RasMonitorSettings &monitor, const NcclCollector &nccl,
                                    RasPoller::Query query)
-    : nccl_(nccl), poller_(std::make_unique<RasPoller>(settings, std::move(query))) {}
+    : nccl_(nccl), poller_(std::make_unique<RasPoller>(settings, std::move(query))),
+      monitor_(std::make_unique<RasMonitor>(monitor)) {}
 
 bool NcclRasCollector::scan() {
-  poller_->set_wanted(!nccl_.communicators().processes().empty());
+  const bool wanted = !nccl_.communicators().processes().empty();
+  poller_->set_wanted(wanted);
+  monitor_->set_wanted(wanted);
   snapshot_ = poller_->snapshot();
+  events_ = monitor_->snapshot();
   return true; // a job without RAS is no failure of this daemon: neutracer_nccl_ras_up says
 }
 
-void NcclRasCollector::write(MetricSink &sink) const { write_nccl_ras_metrics(snapshot_, sink); }
+void NcclRasCollector::write(MetricSink &sink) const {
+  write_nccl_ras_metrics(snapshot_, sink);
+  write_nccl_ras_event_metrics(events_, sink);
+}
 
 } // namespace neutracer

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// NCCL's RAS status (docs/nccl.md, "RAS"), when nccl.ras_enabled asks for it: tells the poller
-// whether this node runs NCCL processes (it asks nobody otherwise), takes its latest answer at
-// each scan without waiting, and writes the neutracer_nccl_ras_* series. Comes after the NCCL
-// collector.
+// NCCL's RAS status and events (docs/nccl.md, "RAS"), when nccl.ras_enabled asks for them:
+// tells the poller and the event monitor whether this node runs NCCL processes (they ask nobody
+// otherwise), takes their latest state at each scan without waiting, and writes the
+// neutracer_nccl_ras_* series. Comes after the NCCL collector.
 #include <memory>
 
 #include "collectors/collector.h"
 #include "collectors/nccl_collector.h"
+#include "nccl/ras_monitor.h"
 #include "nccl/ras_poller.h"
 
 namespace neutracer {
@@ -16,12 +17,13 @@ struct Config;
 
 // The config's nccl.ras_* keys.
 RasPollerSettings ras_poller_settings(const Config &config);
+RasMonitorSettings ras_monitor_settings(const Config &config);
 
 class NcclRasCollector final : public Collector {
 public:
   // `query` stands in for the network in tests.
-  NcclRasCollector(const RasPollerSettings &settings, const NcclCollector &nccl,
-                   RasPoller::Query query = query_ras_status);
+  NcclRasCollector(const RasPollerSettings &settings, const RasMonitorSettings &monitor,
+                   const NcclCollector &nccl, RasPoller::Query query = query_ras_status);
 
   std::string_view name() const override { return "nccl_ras"; }
   bool scan() override;
@@ -30,7 +32,10 @@ public:
 private:
   const NcclCollector &nccl_;
   RasSnapshot snapshot_;
-  std::unique_ptr<RasPoller> poller_; // last: its thread stops before the rest goes
+  RasMonitorSnapshot events_;
+  // Last: their threads stop before the rest goes.
+  std::unique_ptr<RasPoller> poller_;
+  std::unique_ptr<RasMonitor> monitor_;
 };
 
 } // namespace neutracer

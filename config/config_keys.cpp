@@ -579,8 +579,10 @@ std::vector<ConfigKey> make_keys() {
       "nccl.ras_enabled", [](auto &c) -> auto & { return c.nccl.ras_enabled; }, any_value,
       "Ask NCCL's RAS service (NCCL 2.24 and later, in every process of a job) for the whole "
       "job's status every ras_interval while this node runs NCCL processes: its communicators, "
-      "ranks missing or dead, errors and collective counts, as neutracer_nccl_ras_* series. "
-      "Off by default: each query runs a collective of NCCL's own across the job, and some "
+      "ranks missing or dead, errors and collective counts, as neutracer_nccl_ras_* series; "
+      "and follow its event stream (NCCL 2.29 and later): processes declared dead as it "
+      "happens. Off by default: each query runs a collective of NCCL's own across the job, and "
+      "some "
       "NCCL releases crashed under repeated queries (docs/nccl.md, \"RAS\"). Turn it on for "
       "one node per job (true or false)."));
   add(key(

@@ -14,7 +14,8 @@ DaemonCollectors::DaemonCollectors(const Config &config, const CollectorSources 
       allocator_(allocator_collector_settings(config), sources.cuda, cuda_, call_sites_.recorder()),
       nccl_(nccl_collector_settings(config), cuda_, call_sites_.recorder(), journal_),
       nccl_ras_(config.nccl.enabled && config.nccl.ras_enabled
-                    ? std::make_unique<NcclRasCollector>(ras_poller_settings(config), nccl_)
+                    ? std::make_unique<NcclRasCollector>(ras_poller_settings(config),
+                                                         ras_monitor_settings(config), nccl_)
                     : nullptr),
       detectors_(detector_settings(config), cuda_, os_, nvml_.get(), call_sites_.recorder(),
                  journal_, &allocator_),

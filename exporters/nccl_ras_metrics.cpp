@@ -138,4 +138,22 @@ void write_nccl_ras_metrics(const RasSnapshot &snapshot, MetricSink &sink) {
   sink.sample({}, static_cast<double>(dropped));
 }
 
+void write_nccl_ras_event_metrics(const RasMonitorSnapshot &events, MetricSink &sink) {
+  sink.family("neutracer_nccl_ras_events_up",
+              "1 while NCCL's RAS event stream (MONITOR, NCCL 2.29 and later) is followed.",
+              MetricType::gauge);
+  sink.sample({}, events.state == RasMonitorState::following ? 1 : 0);
+  sink.family("neutracer_nccl_ras_events_total",
+              "Events NCCL's RAS service pushed, by kind (PEER_DEAD: a process of the job "
+              "declared dead; PEER_NEW: one joined).",
+              MetricType::counter);
+  for (const auto &[kind, count] : events.events)
+    sink.sample({}, {{"event", kind}}, static_cast<double>(count));
+  sink.family("neutracer_nccl_ras_dead_process",
+              "1 per process of this node's job that NCCL's RAS declared dead, where it ran.",
+              MetricType::gauge);
+  for (const auto &peer : events.dead)
+    sink.sample({}, {{"host", peer.host}, {"pid", std::to_string(peer.pid)}}, 1);
+}
+
 } // namespace neutracer

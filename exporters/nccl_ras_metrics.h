@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "exposition/metric_sink.h"
+#include "nccl/ras_monitor.h"
 #include "nccl/ras_poller.h"
 
 namespace neutracer {
@@ -17,5 +18,7 @@ inline constexpr std::size_t kRasMaxCommunicators = 256;
 inline constexpr std::size_t kRasMaxMissingRanks = 256;
 
 void write_nccl_ras_metrics(const RasSnapshot &snapshot, MetricSink &sink);
+// The event stream's series: whether it is followed, events by kind, this job's dead processes.
+void write_nccl_ras_event_metrics(const RasMonitorSnapshot &events, MetricSink &sink);
 
 } // namespace neutracer

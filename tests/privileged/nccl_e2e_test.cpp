@@ -205,7 +205,8 @@ TEST_F(NcclE2E, TheRankThatArrivesLastIsNamedTheStraggler) {
 }
 
 // NCCL's RAS service as a stand-in: on 127.0.0.1, answers every connection that asks for STATUS
-// with `reply` (a job with one rank answering and one missing), counting the queries.
+// with `reply` (a job with one rank answering and one missing), counting the queries, and one
+// that asks for MONITOR as NCCL 2.28 does.
 class FakeRasServer {
 public:
   explicit FakeRasServer(std::string reply) : reply_(std::move(reply)) {
@@ -227,6 +228,7 @@ public:
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int queries() const { return queries_; }
+  int monitors() const { return monitors_; }
 
 private:
   void serve() {
@@ -239,7 +241,8 @@ private:
         continue;
       std::string received;
       char buffer[256];
-      while (received.find("STATUS\n") == std::string::npos) {
+      while (received.find("STATUS\n") == std::string::npos &&
+             received.find("MONITOR\n") == std::string::npos) {
         const auto n = ::recv(fd, buffer, sizeof buffer, 0);
         if (n <= 0)
           break;
@@ -248,6 +251,9 @@ private:
       if (received.find("SET FORMAT json\nSTATUS\n") != std::string::npos) {
         ++queries_;
         ::send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+      } else if (received.find("MONITOR\n") != std::string::npos) {
+        ++monitors_;
+        ::send(fd, kUnknownMonitor.data(), kUnknownMonitor.size(), MSG_NOSIGNAL);
       }
       ::close(fd);
     }
@@ -258,7 +264,10 @@ private:
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> queries_{0};
+  std::atomic<int> monitors_{0};
   std::thread thread_;
+  // NCCL before 2.29 knows no MONITOR.
+  static constexpr std::string_view kUnknownMonitor = "ERROR: Unknown command MONITOR\n";
 };
 
 constexpr const char *kRasStatus = R"(OK
@@ -307,6 +316,14 @@ TEST_F(NcclRasE2E, TheJobsStatusIsAskedOnlyOnceThisNodeRunsNcclAndShownInSeries)
       value(scraped, "neutracer_nccl_ras_collectives", {{"op", "AllReduce"}, {"bound", "max"}}),
       17);
   EXPECT_NE(log().find("answered: 1 communicators"), std::string::npos) << log();
+  // The event stream is asked for once, and not again while this job runs.
+  ASSERT_TRUE(
+      eventually([&] { return log().find("events unsupported") != std::string::npos; }, 10s))
+      << log();
+  EXPECT_EQ(value(scrape(), "neutracer_nccl_ras_events_up", {}), 0);
+  if (!other_nccl) {
+    EXPECT_EQ(ras_.monitors(), 1);
+  }
   command(*rank, "exit");
 }
 

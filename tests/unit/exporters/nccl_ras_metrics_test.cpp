@@ -120,5 +120,27 @@ TEST(NcclRasMetrics, AHugeJobIsBounded) {
             10 + 2 * kRasMaxCommunicators - kRasMaxMissingRanks);
 }
 
+TEST(NcclRasMetrics, EventsFollowedByKindAndTheDeadProcesses) {
+  RasMonitorSnapshot events;
+  events.state = RasMonitorState::following;
+  events.events = {{"PEER_DEAD", 2}, {"PEER_NEW", 5}};
+  events.dead = {{"10.0.0.2", 42}, {"10.0.0.3", 43}};
+  FamilySink sink;
+  write_nccl_ras_event_metrics(events, sink);
+  auto families = sink.take();
+  EXPECT_EQ(value(families, "neutracer_nccl_ras_events_up", {}), 1);
+  EXPECT_EQ(value(families, "neutracer_nccl_ras_events_total", {{"event", "PEER_DEAD"}}), 2);
+  EXPECT_EQ(family(families, "neutracer_nccl_ras_events_total").type, MetricType::counter);
+  EXPECT_EQ(
+      value(families, "neutracer_nccl_ras_dead_process", {{"host", "10.0.0.3"}, {"pid", "43"}}), 1);
+  events.state = RasMonitorState::unsupported;
+  events.dead.clear();
+  FamilySink again;
+  write_nccl_ras_event_metrics(events, again);
+  families = again.take();
+  EXPECT_EQ(value(families, "neutracer_nccl_ras_events_up", {}), 0);
+  EXPECT_TRUE(family(families, "neutracer_nccl_ras_dead_process").samples.empty());
+}
+
 } // namespace
 } // namespace neutracer

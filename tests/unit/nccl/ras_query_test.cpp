@@ -8,6 +8,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include "loopback_listener.h"
+
 namespace neutracer {
 namespace {
 
@@ -17,18 +19,10 @@ using namespace std::chrono_literals;
 // closes), or keeps the connection open without a word when `silent`.
 class FakeRas {
 public:
-  explicit FakeRas(std::string reply, bool silent = false) : reply_(std::move(reply)) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
-    socklen_t length = sizeof address;
-    ::getsockname(listener_, reinterpret_cast<sockaddr *>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    EXPECT_EQ(::listen(listener_, 1), 0);
+  explicit FakeRas(std::string reply, bool silent = false)
+      : reply_(std::move(reply)), listener_(1) {
     thread_ = std::thread([this, silent] {
-      const int fd = ::accept(listener_, nullptr, nullptr);
+      const int fd = ::accept(listener_.fd(), nullptr, nullptr);
       if (fd < 0)
         return;
       char buffer[256];
@@ -46,17 +40,15 @@ public:
     });
   }
   ~FakeRas() {
-    ::shutdown(listener_, SHUT_RDWR);
+    ::shutdown(listener_.fd(), SHUT_RDWR);
     thread_.join();
-    ::close(listener_);
   }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string address() const { return listener_.address(); }
   const std::string &received() const { return received_; }
 
 private:
   std::string reply_;
-  int listener_ = -1;
-  int port_ = 0;
+  test::LoopbackListener listener_;
   std::string received_;
   std::thread thread_;
 };
