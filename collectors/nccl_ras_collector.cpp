@@ -29,6 +29,11 @@ NcclRasCollector::NcclRasCollector(const RasPollerSettings &settings,
     : nccl_(nccl), poller_(std::make_unique<RasPoller>(settings, std::move(query))),
       monitor_(std::make_unique<RasMonitor>(monitor)) {}
 
+NcclRasCollector::~NcclRasCollector() {
+  poller_->request_stop();
+  monitor_->request_stop();
+}
+
 bool NcclRasCollector::scan() {
   const bool wanted = !nccl_.communicators().processes().empty();
   poller_->set_wanted(wanted);

@@ -25,6 +25,11 @@ public:
   NcclRasCollector(const RasPollerSettings &settings, const RasMonitorSettings &monitor,
                    const NcclCollector &nccl, RasPoller::Query query = query_ras_status);
 
+  // Stops both threads at once (a query under way takes up to nccl.ras_timeout).
+  ~NcclRasCollector() override;
+  NcclRasCollector(const NcclRasCollector &) = delete;
+  NcclRasCollector &operator=(const NcclRasCollector &) = delete;
+
   std::string_view name() const override { return "nccl_ras"; }
   bool scan() override;
   void write(MetricSink &sink) const override;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nccl/ras_connection.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -56,7 +57,21 @@ AddressInfo numeric_address(const Endpoint &endpoint) {
   return AddressInfo(found, &::freeaddrinfo);
 }
 
-UniqueFd connect_to(const Endpoint &endpoint, RasClock::time_point deadline, std::string &error) {
+// Waits for the connect in slices, so that a stop request is heard while a far host is silent.
+bool wait_connected(int fd, RasClock::time_point deadline, const std::stop_token &stop) {
+  constexpr std::chrono::milliseconds kSlice{200};
+  while (!stop.stop_requested()) {
+    const auto slice_end = std::min(deadline, RasClock::now() + kSlice);
+    if (wait_for_socket(fd, POLLOUT, slice_end))
+      return true;
+    if (slice_end >= deadline)
+      return false;
+  }
+  return false;
+}
+
+UniqueFd connect_to(const Endpoint &endpoint, RasClock::time_point deadline, std::string &error,
+                    const std::stop_token &stop) {
   const auto found = numeric_address(endpoint);
   if (!found) {
     error = "not a numeric address: " + endpoint.host + ":" + endpoint.port;
@@ -70,8 +85,8 @@ UniqueFd connect_to(const Endpoint &endpoint, RasClock::time_point deadline, std
   const int rc = ::connect(fd.get(), found->ai_addr, found->ai_addrlen);
   int so_error = rc == 0 ? 0 : errno;
   if (so_error == EINPROGRESS) {
-    if (!wait_for_socket(fd.get(), POLLOUT, deadline)) {
-      error = "connect timed out";
+    if (!wait_connected(fd.get(), deadline, stop)) {
+      error = stop.stop_requested() ? "stopped" : "connect timed out";
       return UniqueFd{};
     }
     socklen_t length = sizeof so_error;
@@ -97,15 +112,15 @@ bool wait_for_socket(int fd, short events, RasClock::time_point deadline) {
   }
 }
 
-UniqueFd connect_ras(const std::string &address, RasClock::time_point deadline,
-                     std::string &error) {
+UniqueFd connect_ras(const std::string &address, RasClock::time_point deadline, std::string &error,
+                     const std::stop_token &stop) {
   const auto targets = endpoints(address);
   if (targets.empty()) {
     error = "not host:port: " + address;
     return UniqueFd{};
   }
   for (const auto &target : targets)
-    if (auto fd = connect_to(target, deadline, error))
+    if (auto fd = connect_to(target, deadline, error, stop))
       return fd;
   return UniqueFd{};
 }

@@ -33,7 +33,9 @@ std::string_view ras_monitor_state_name(RasMonitorState state) {
 RasMonitor::RasMonitor(RasMonitorSettings settings)
     : settings_(std::move(settings)), thread_([this](const std::stop_token &stop) { run(stop); }) {}
 
-RasMonitor::~RasMonitor() {
+RasMonitor::~RasMonitor() { request_stop(); }
+
+void RasMonitor::request_stop() {
   thread_.request_stop();
   wake_.notify_all();
 }
@@ -44,12 +46,13 @@ void RasMonitor::set_wanted(bool wanted) {
     if (wanted_ == wanted)
       return;
     wanted_ = wanted;
-    if (wanted) {
+    if (wanted)
       ++rises_;
-    } else {
+    else
       snapshot_.state = RasMonitorState::off;
-      snapshot_.dead.clear(); // the job left: its dead peers are no news
-    }
+    // A job that left, or a new one: the last job's dead peers are no news.
+    snapshot_.dead.clear();
+    deaths_logged_ = 0;
   }
   wake_.notify_all();
 }
@@ -84,7 +87,7 @@ void RasMonitor::run(const std::stop_token &stop) {
 RasMonitor::Ended RasMonitor::follow(const std::stop_token &stop, std::uint64_t rises) {
   const auto answer_deadline = RasClock::now() + settings_.answer_timeout;
   std::string error;
-  const auto fd = connect_ras(settings_.address, answer_deadline, error);
+  const auto fd = connect_ras(settings_.address, answer_deadline, error, stop);
   if (!fd || !send_all(fd.get(), "MONITOR\n", answer_deadline)) {
     set_state(RasMonitorState::no_answer, fd ? "send failed" : error);
     return Ended::closed;
@@ -114,7 +117,7 @@ RasMonitor::Ended RasMonitor::follow(const std::stop_token &stop, std::uint64_t 
       if (line.ends_with('\r'))
         line.remove_suffix(1);
       if (answered) {
-        event_line(line);
+        event_line(line, rises);
       } else if (line == "OK") {
         answered = true;
         set_state(RasMonitorState::following, "");
@@ -147,11 +150,13 @@ void RasMonitor::set_state(RasMonitorState state, std::string_view why) {
   snapshot_.state = state;
 }
 
-void RasMonitor::event_line(std::string_view line) {
+void RasMonitor::event_line(std::string_view line, std::uint64_t rises) {
   const auto event = parse_ras_event(line);
   if (!event)
     return;
   const std::lock_guard lock(mutex_);
+  if (!wanted_ || rises_ != rises)
+    return; // read after the job left: neither its news nor the next job's
   // NCCL's lifecycle kinds are always named; other kinds until the bound, then "other".
   auto &events = snapshot_.events;
   const bool lifecycle = event->event == "PEER_DEAD" || event->event == "PEER_NEW";
@@ -163,7 +168,12 @@ void RasMonitor::event_line(std::string_view line) {
   const RasDeadPeer peer{event->host, event->pid};
   if (std::find(snapshot_.dead.begin(), snapshot_.dead.end(), peer) != snapshot_.dead.end())
     return; // told again (every process that hears of a death passes it on)
-  spdlog::warn("NCCL RAS: process {} on node {} declared dead", event->pid, event->host);
+  // Bounded for a hostile stream; the series keep counting.
+  constexpr std::size_t kDeathsLogged = 16;
+  if (deaths_logged_ < kDeathsLogged)
+    spdlog::warn("NCCL RAS: process {} on node {} declared dead{}", event->pid, event->host,
+                 ++deaths_logged_ == kDeathsLogged ? " (further deaths of this job are not logged)"
+                                                   : "");
   snapshot_.dead.push_back(peer);
   if (snapshot_.dead.size() > kRasMaxDeadPeers)
     snapshot_.dead.erase(snapshot_.dead.begin());

@@ -47,13 +47,15 @@ struct RasMonitorSnapshot {
 class RasMonitor {
 public:
   explicit RasMonitor(RasMonitorSettings settings);
-  // Stops the thread: it notices within 200 ms, or at the end of a connect in progress.
+  // Stops the thread: it notices within 200 ms, connecting or reading.
   ~RasMonitor();
   RasMonitor(const RasMonitor &) = delete;
   RasMonitor &operator=(const RasMonitor &) = delete;
 
   // Follows only while wanted; when wanted falls the job's dead peers are dropped.
   void set_wanted(bool wanted);
+  // Asks the thread to stop now (the destructor waits for it): an owner stops several at once.
+  void request_stop();
   RasMonitorSnapshot snapshot() const;
 
 private:
@@ -62,7 +64,7 @@ private:
   Ended follow(const std::stop_token &stop, std::uint64_t rises);
   bool wanted_since(std::uint64_t rises) const; // wanted, and not dropped since `rises`
   void set_state(RasMonitorState state, std::string_view why);
-  void event_line(std::string_view line);
+  void event_line(std::string_view line, std::uint64_t rises);
 
   const RasMonitorSettings settings_;
   mutable std::mutex mutex_;
@@ -70,7 +72,8 @@ private:
   bool wanted_ = false;
   std::uint64_t rises_ = 0;
   RasMonitorSnapshot snapshot_;
-  std::jthread thread_; // last: started once the rest is built
+  std::size_t deaths_logged_ = 0; // this job's; more are counted, not logged
+  std::jthread thread_;           // last: started once the rest is built
 };
 
 } // namespace neutracer

@@ -24,7 +24,9 @@ RasPoller::RasPoller(RasPollerSettings settings, Query query)
     : settings_(std::move(settings)), query_(std::move(query)),
       thread_([this](const std::stop_token &stop) { run(stop); }) {}
 
-RasPoller::~RasPoller() {
+RasPoller::~RasPoller() { request_stop(); }
+
+void RasPoller::request_stop() {
   thread_.request_stop();
   wake_.notify_all();
 }

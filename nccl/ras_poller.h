@@ -56,6 +56,8 @@ public:
   // wanted rises is due at once; when it falls, the last status is dropped.
   void set_wanted(bool wanted);
   RasSnapshot snapshot() const;
+  // Asks the thread to stop now (the destructor waits for it): an owner stops several at once.
+  void request_stop();
 
 private:
   void run(const std::stop_token &stop);

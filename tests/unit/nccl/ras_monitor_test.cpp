@@ -147,7 +147,7 @@ TEST(RasMonitor, AnOlderNcclIsNotAskedAgainUntilTheNextJob) {
 
 TEST(RasMonitor, NothingListeningIsNoAnswer) {
   RasMonitorSettings settings;
-  settings.address = "127.0.0.1:1"; // refused
+  settings.address = test::LoopbackListener().address(); // closed at once: refused
   settings.retry = 1h;
   RasMonitor monitor(settings);
   monitor.set_wanted(true);
