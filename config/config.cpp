@@ -223,11 +223,12 @@ std::vector<std::string> config_warnings(const Config &config) {
   constexpr int kStragglerWindowScans = 4;
   const auto fewest = kStragglerWindowScans * config.scan_interval;
   if (config.nccl.enabled && config.nccl.straggler_window < fewest)
-    warnings.push_back("nccl.straggler_window (" + format_duration(config.nccl.straggler_window) +
-                       ") holds fewer than " + std::to_string(kStragglerWindowScans) +
-                       " scans of scan_interval (" + format_duration(config.scan_interval) +
-                       "): no NCCL straggler will ever be named; set it to " +
-                       format_duration(fewest) + " or more");
+    warnings.push_back(
+        "nccl.straggler_window (" + format_duration(config.nccl.straggler_window) +
+        ") holds fewer than " + std::to_string(kStragglerWindowScans) +
+        " scans of scan_interval (" + format_duration(config.scan_interval) +
+        "): too few for the straggler rule, which may name a slow rank late or never; set it to " +
+        format_duration(fewest) + " or more");
   return warnings;
 }
 

@@ -226,8 +226,9 @@ ConfigResult parse_config_yaml(const std::string &text, const std::string &sourc
 // asking civetweb whether it can listen on the address. Returns the first problem found.
 std::optional<ConfigError> validate_config(const Config &config);
 
-// Settings that are valid but leave a feature unable to work (e.g. a straggler window of fewer
-// than four scans: nobody is ever named), each as a sentence with the fix; empty when none.
+// Settings that are valid but keep a feature from working reliably (e.g. a straggler window of
+// fewer than four scans: a slow rank may be named late or never), each as a sentence with the
+// fix; empty when none.
 std::vector<std::string> config_warnings(const Config &config);
 
 } // namespace neutracer

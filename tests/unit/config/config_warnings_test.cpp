@@ -16,8 +16,10 @@ TEST(ConfigWarnings, AStragglerWindowOfFewerThanFourScansNamesTheFix) {
   config.nccl.straggler_window = 30s;
   const auto warnings = config_warnings(config);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], "nccl.straggler_window (30s) holds fewer than 4 scans of scan_interval "
-                         "(10s): no NCCL straggler will ever be named; set it to 40s or more");
+  EXPECT_EQ(warnings[0],
+            "nccl.straggler_window (30s) holds fewer than 4 scans of scan_interval "
+            "(10s): too few for the straggler rule, which may name a slow rank late or "
+            "never; set it to 40s or more");
   config.nccl.straggler_window = 40s;
   EXPECT_TRUE(config_warnings(config).empty()) << "four scans are enough";
   config.nccl.straggler_window = 30s;
